@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+
+/* Defines a cleanup helper that calls func(*p) when *p is not NULL. */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                          \
+        static inline void func##p(type *p) {                                                            \
+                if (*p)                                                                                  \
+                        func(*p);                                                                        \
+        }
+
+static inline void freep(void *p) {
+        free(*(void **)p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved_errno = errno;
+                close(*fd);
+                errno = saved_errno;
+        }
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Hands ownership out of a _cleanup_ variable. */
+#define TAKE_PTR(p)                                                                                      \
+        ({                                                                                               \
+                __typeof__(p) _p = (p);                                                                  \
+                (p) = NULL;                                                                              \
+                _p;                                                                                      \
+        })
+
+#define STRLEN(s) (sizeof(s) - 1)
+
+static inline const char *strna(const char *s) {
+        return s ? s : "n/a";
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The policy: which knobs are managed and the value each must hold, loaded
+ * from a libconfig file (see thpguard.conf(5)). Every key is optional; a
+ * knob without a key is not managed and is never read or written.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "thpguard/diag.h"
+#include "thpguard/knob.h"
+#include "thpguard/macro.h"
+
+#define POLICY_FILE_DEFAULT "/etc/thpguard/thpguard.conf"
+#define POLICY_SIZE_MAX (1024 * 1024)
+#define POLICY_RECHECK_DEFAULT 30
+#define POLICY_RECHECK_MIN 1
+#define POLICY_RECHECK_MAX 86400
+
+typedef enum PolicyMode {
+        POLICY_MODE_ENFORCE,
+        POLICY_MODE_AUDIT,
+} PolicyMode;
+
+typedef struct PolicyKnob {
+        char path[KNOB_PATH_MAX]; /* "enabled", "khugepaged/defrag", "hugepages-64kB/enabled" */
+        const KnobSpec *spec;
+        char desired[KNOB_VALUE_MAX]; /* the exact word written to sysfs */
+        unsigned line;                /* where the policy sets it */
+} PolicyKnob;
+
+typedef struct Policy {
+        char *file;
+        PolicyMode mode;
+        unsigned recheck_interval_sec;
+        char *metrics_file; /* NULL unless set */
+        size_t n_knobs;
+        PolicyKnob *knobs; /* in file order */
+} Policy;
+
+Policy *policy_free(Policy *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
+#define _cleanup_policy_ _cleanup_(policy_freep)
+
+/*
+ * Parses and validates a whole policy held in buf; file names it in the
+ * messages. Every problem is added to diag. Returns -EINVAL if any was an
+ * error; *ret is then untouched.
+ */
+int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Policy **ret);
+
+/*
+ * Opens file (following symlinks, as a ConfigMap mount needs), refuses what
+ * is not a regular file, larger than POLICY_SIZE_MAX, or (when euid is 0)
+ * writable by others or not owned by root, then parses it.
+ */
+int policy_load(const char *file, Diag *diag, Policy **ret);
+
+/* The StrictModes rule on an fstat() result; euid is who will trust the file. */
+int policy_check_owner(const char *file, const struct stat *st, uid_t euid, Diag *diag);
+
+const char *policy_mode_to_string(PolicyMode mode);

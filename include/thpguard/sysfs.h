@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * I/O on the THP directory below a sysfs root. Knobs are named by their path
+ * relative to transparent_hugepage/ (see knob.h).
+ */
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thpguard/macro.h"
+
+#define SYSFS_THP_DIR "kernel/mm/transparent_hugepage"
+
+typedef struct Sysfs {
+        char *root;
+        char *thp_dir; /* <root>/kernel/mm/transparent_hugepage */
+} Sysfs;
+
+/*
+ * Returns -ENOENT or -ENOTDIR when root itself is missing or not a
+ * directory, and -ENODEV when root exists but has no THP directory (a kernel
+ * without THP, or a path that is not a sysfs mount).
+ */
+int sysfs_new(const char *root, Sysfs **ret);
+Sysfs *sysfs_free(Sysfs *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_free);
+#define _cleanup_sysfs_ _cleanup_(sysfs_freep)
+
+/* <thp_dir>/<knob>; rel may also name a directory ("khugepaged"). */
+int sysfs_thp_path(const Sysfs *s, const char *rel, char *buf, size_t size);
+
+/* Reads a whole THP file (at most size - 1 bytes; -EFBIG if longer). */
+int sysfs_read(const Sysfs *s, const char *knob, char *buf, size_t size, size_t *ret_len);
+
+/* Writes the bare value to a THP file, in one write(), without O_TRUNC. */
+int sysfs_write(const Sysfs *s, const char *knob, const char *value);
+
+/* max_ptes_* upper bound from hpage_pmd_size and the page size. */
+int sysfs_read_ptes_max(const Sysfs *s, uint64_t *ret);

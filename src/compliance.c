@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/compliance.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "thpguard/knob-value.h"
+
+const char *knob_state_to_string(KnobState state) {
+        static const char *const names[] = {
+                [KNOB_STATE_OK] = "ok",
+                [KNOB_STATE_DRIFT] = "drift",
+                [KNOB_STATE_UNSUPPORTED] = "unsupported",
+                [KNOB_STATE_ERROR] = "error",
+        };
+        return names[state];
+}
+
+static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t len, uint64_t ptes_max,
+                   KnobStatus *st) {
+        char offered[128];
+        KnobValue v;
+
+        if (read_result == -ENOENT) {
+                st->state = KNOB_STATE_UNSUPPORTED;
+                snprintf(st->reason, sizeof(st->reason), "not present on this kernel");
+                return;
+        }
+        if (read_result < 0) {
+                st->state = KNOB_STATE_ERROR;
+                snprintf(st->reason, sizeof(st->reason), "cannot read: %s", strerror(-read_result));
+                return;
+        }
+        if (knob_value_parse(k->spec->type, buf, len, &v) < 0) {
+                st->state = KNOB_STATE_ERROR;
+                snprintf(st->reason, sizeof(st->reason), "unexpected content for a %s knob",
+                         k->spec->type == KNOB_CHOICE ? "choice" : "numeric");
+                return;
+        }
+        snprintf(st->actual, sizeof(st->actual), "%s", v.active);
+
+        if (k->spec->type == KNOB_CHOICE && !knob_value_offers(&v, k->desired)) {
+                knob_value_offered_string(&v, offered, sizeof(offered));
+                st->state = KNOB_STATE_UNSUPPORTED;
+                snprintf(st->reason, sizeof(st->reason), "\"%s\" is not offered by this kernel (offers: %s)",
+                         k->desired, offered);
+                return;
+        }
+        if (k->spec->bound == KNOB_BOUND_PTES && ptes_max != PTES_MAX_UNKNOWN &&
+            strtoull(k->desired, NULL, 10) > ptes_max) {
+                st->state = KNOB_STATE_UNSUPPORTED;
+                snprintf(st->reason, sizeof(st->reason), "%s is above this kernel's maximum %" PRIu64,
+                         k->desired, ptes_max);
+                return;
+        }
+        st->state = strcmp(st->actual, k->desired) == 0 ? KNOB_STATE_OK : KNOB_STATE_DRIFT;
+}
+
+void knob_status_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len, uint64_t ptes_max,
+                          KnobStatus *ret) {
+        KnobStatus st = { .state = KNOB_STATE_ERROR };
+
+        decide(k, read_result, buf, len, ptes_max, &st);
+        *ret = st;
+}
+
+void knob_status_read(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, KnobStatus *ret) {
+        char buf[KNOB_READ_MAX + 1];
+        size_t len = 0;
+        int r;
+
+        r = sysfs_read(s, k->path, buf, sizeof(buf), &len);
+        knob_status_evaluate(k, r, buf, len, ptes_max, ret);
+}
+
+void policy_check_kernel(const Policy *p, const Sysfs *s, uint64_t ptes_max, Diag *diag) {
+        for (size_t i = 0; i < p->n_knobs; i++) {
+                const PolicyKnob *k = &p->knobs[i];
+                KnobStatus st;
+
+                knob_status_read(s, k, ptes_max, &st);
+                if (st.state == KNOB_STATE_UNSUPPORTED || st.state == KNOB_STATE_ERROR)
+                        diag_warning(diag, p->file, k->line, "%s: %s; this knob is skipped", k->path, st.reason);
+        }
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/enforce.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *trigger_to_string(Trigger t) {
+        static const char *const names[_TRIGGER_MAX] = {
+                [TRIGGER_STARTUP] = "startup",
+                [TRIGGER_INOTIFY] = "inotify",
+                [TRIGGER_RECHECK] = "recheck",
+                [TRIGGER_RELOAD] = "reload",
+        };
+        return names[t];
+}
+
+void enforce_knob(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, PolicyMode mode, EnforceOutcome *ret) {
+        EnforceOutcome o = { .action = ENFORCE_NONE };
+        KnobStatus after;
+        int r;
+
+        knob_status_read(s, k, ptes_max, &o.before);
+        if (o.before.state != KNOB_STATE_DRIFT) {
+                *ret = o;
+                return;
+        }
+        if (mode == POLICY_MODE_AUDIT) {
+                o.action = ENFORCE_AUDIT;
+                *ret = o;
+                return;
+        }
+
+        r = sysfs_write(s, k->path, k->desired);
+        if (r < 0) {
+                o.action = ENFORCE_FAILED;
+                o.error = -r;
+                *ret = o;
+                return;
+        }
+
+        /* Confirm: the kernel may accept a write and keep another value. */
+        knob_status_read(s, k, ptes_max, &after);
+        snprintf(o.after, sizeof(o.after), "%s", after.actual);
+        if (after.state == KNOB_STATE_OK)
+                o.action = ENFORCE_CORRECTED;
+        else {
+                o.action = ENFORCE_FAILED;
+                o.error = EIO;
+        }
+        *ret = o;
+}
+
+void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size) {
+        switch (o->error) {
+        case EROFS:
+        case EACCES:
+        case EPERM:
+                snprintf(buf, size, "sysfs is read-only here (%s): a read-only mount or an unprivileged container",
+                         strerror(o->error));
+                break;
+        case EINVAL:
+                snprintf(buf, size, "the kernel rejected the value (%s)", strerror(o->error));
+                break;
+        case EIO:
+                if (o->after[0]) {
+                        snprintf(buf, size, "the write did not stick: reads back %s", o->after);
+                        break;
+                }
+                /* fallthrough */
+        default:
+                snprintf(buf, size, "write failed: %s", strerror(o->error));
+        }
+}

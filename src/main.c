@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thpguardd: argument parsing and wiring. The logic lives in the modules
+ * (policy, compliance, enforce, daemon); this file only connects them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "thpguard/compliance.h"
+#include "thpguard/enforce.h"
+#include "thpguard/policy.h"
+#include "thpguard/report.h"
+#include "thpguard/sysfs.h"
+
+#ifndef THPGUARD_VERSION
+#define THPGUARD_VERSION "unknown"
+#endif
+
+/* --verify and --once: 0 compliant, 1 drift / not corrected, 2 error. */
+enum {
+        EXIT_COMPLIANT = 0,
+        EXIT_DRIFT = 1,
+        EXIT_ERROR = 2,
+};
+
+typedef enum Action {
+        ACTION_DAEMON,
+        ACTION_CHECK_CONFIG,
+        ACTION_VERIFY,
+        ACTION_ONCE,
+        ACTION_HELP,
+        ACTION_VERSION,
+} Action;
+
+typedef struct Args {
+        Action action;
+        const char *config;
+        const char *sysfs_root;
+        bool json;
+        bool audit;
+} Args;
+
+static void help(void) {
+        printf("Usage: thpguardd [OPTIONS]\n"
+               "Keep the Transparent Huge Page settings where the policy wants them.\n"
+               "\n"
+               "  -c, --config FILE      policy file (default " POLICY_FILE_DEFAULT ")\n"
+               "      --sysfs-root DIR   where sysfs is mounted (default /sys; /host/sys in a pod)\n"
+               "  -n, --check-config     validate the policy, also against this kernel; write nothing\n"
+               "      --verify           compare the policy with the live values; write nothing\n"
+               "      --json             with --verify: print a JSON document\n"
+               "      --once             apply the policy once and exit\n"
+               "      --audit            report drift but never write (overrides mode)\n"
+               "  -h, --help             show this help\n"
+               "  -V, --version          show the version\n"
+               "\n"
+               "Exit status: --check-config 0 valid, 1 invalid; --verify and --once 0 compliant,\n"
+               "1 drift left, 2 error (such as an invalid policy, which never leads to a write).\n"
+               "See thpguardd(8) and thpguard.conf(5).\n");
+}
+
+static int parse_argv(int argc, char **argv, Args *ret) {
+        enum {
+                ARG_SYSFS_ROOT = 0x100,
+                ARG_VERIFY,
+                ARG_JSON,
+                ARG_ONCE,
+                ARG_AUDIT,
+        };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
+                { "check-config", no_argument, NULL, 'n' },
+                { "verify", no_argument, NULL, ARG_VERIFY },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "once", no_argument, NULL, ARG_ONCE },
+                { "audit", no_argument, NULL, ARG_AUDIT },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        Args a = { .action = ACTION_DAEMON, .config = POLICY_FILE_DEFAULT, .sysfs_root = "/sys" };
+        int n_modes = 0, c;
+
+        while ((c = getopt_long(argc, argv, "c:nhV", options, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        a.config = optarg;
+                        break;
+                case ARG_SYSFS_ROOT:
+                        a.sysfs_root = optarg;
+                        break;
+                case 'n':
+                        a.action = ACTION_CHECK_CONFIG;
+                        n_modes++;
+                        break;
+                case ARG_VERIFY:
+                        a.action = ACTION_VERIFY;
+                        n_modes++;
+                        break;
+                case ARG_ONCE:
+                        a.action = ACTION_ONCE;
+                        n_modes++;
+                        break;
+                case ARG_JSON:
+                        a.json = true;
+                        break;
+                case ARG_AUDIT:
+                        a.audit = true;
+                        break;
+                case 'h':
+                        a.action = ACTION_HELP;
+                        *ret = a;
+                        return 0;
+                case 'V':
+                        a.action = ACTION_VERSION;
+                        *ret = a;
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "thpguardd: unexpected argument '%s'\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (n_modes > 1) {
+                fprintf(stderr, "thpguardd: --check-config, --verify and --once exclude each other\n");
+                return -EINVAL;
+        }
+        if (a.json && a.action != ACTION_VERIFY) {
+                fprintf(stderr, "thpguardd: --json goes with --verify\n");
+                return -EINVAL;
+        }
+        *ret = a;
+        return 0;
+}
+
+/* Loads and validates the policy, printing every diagnostic. */
+static int load_policy(const Args *a, Diag *diag, Policy **ret) {
+        Policy *p = NULL;
+        int r;
+
+        r = policy_load(a->config, diag, &p);
+        if (r < 0)
+                return r;
+        if (a->audit)
+                p->mode = POLICY_MODE_AUDIT;
+        *ret = p;
+        return 0;
+}
+
+static int open_sysfs(const char *root, Sysfs **ret, uint64_t *ret_ptes_max) {
+        uint64_t ptes_max;
+        int r;
+
+        r = sysfs_new(root, ret);
+        if (r == -ENODEV)
+                fprintf(stderr,
+                        "thpguardd: --sysfs-root %s: no " SYSFS_THP_DIR " below it "
+                        "(a kernel without THP, or not a sysfs mount)\n",
+                        root);
+        else if (r < 0)
+                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, strerror(-r));
+        if (r < 0)
+                return r;
+        if (sysfs_read_ptes_max(*ret, &ptes_max) < 0)
+                ptes_max = PTES_MAX_UNKNOWN;
+        *ret_ptes_max = ptes_max;
+        return 0;
+}
+
+static int run_check_config(const Args *a) {
+        _cleanup_diag_ Diag diag = {};
+        _cleanup_policy_ Policy *p = NULL;
+        _cleanup_sysfs_ Sysfs *s = NULL;
+        uint64_t ptes_max;
+        int r;
+
+        r = load_policy(a, &diag, &p);
+        if (r >= 0) {
+                r = open_sysfs(a->sysfs_root, &s, &ptes_max);
+                if (r >= 0)
+                        policy_check_kernel(p, s, ptes_max, &diag);
+        }
+        diag_print(&diag, stderr);
+        if (r < 0)
+                return EXIT_FAILURE;
+        printf("configuration OK\n");
+        return EXIT_SUCCESS;
+}
+
+static int run_verify(const Args *a) {
+        _cleanup_diag_ Diag diag = {};
+        _cleanup_policy_ Policy *p = NULL;
+        _cleanup_sysfs_ Sysfs *s = NULL;
+        _cleanup_free_ KnobStatus *statuses = NULL;
+        bool drift = false, error = false;
+        uint64_t ptes_max;
+        int r;
+
+        r = load_policy(a, &diag, &p);
+        diag_print(&diag, stderr);
+        if (r < 0)
+                return EXIT_ERROR;
+        if (open_sysfs(a->sysfs_root, &s, &ptes_max) < 0)
+                return EXIT_ERROR;
+
+        statuses = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*statuses));
+        if (!statuses)
+                return EXIT_ERROR;
+        for (size_t i = 0; i < p->n_knobs; i++) {
+                knob_status_read(s, &p->knobs[i], ptes_max, &statuses[i]);
+                drift |= statuses[i].state == KNOB_STATE_DRIFT;
+                error |= statuses[i].state == KNOB_STATE_ERROR;
+        }
+
+        if (a->json) {
+                if (report_verify_json(stdout, p, s, statuses) < 0)
+                        return EXIT_ERROR;
+        } else
+                report_verify_text(stdout, p, statuses);
+        return error ? EXIT_ERROR : drift ? EXIT_DRIFT : EXIT_COMPLIANT;
+}
+
+static int run_once(const Args *a) {
+        _cleanup_diag_ Diag diag = {};
+        _cleanup_policy_ Policy *p = NULL;
+        _cleanup_sysfs_ Sysfs *s = NULL;
+        bool compliant = true;
+        uint64_t ptes_max;
+        int r;
+
+        r = load_policy(a, &diag, &p);
+        diag_print(&diag, stderr);
+        if (r < 0)
+                return EXIT_ERROR;
+        if (open_sysfs(a->sysfs_root, &s, &ptes_max) < 0)
+                return EXIT_ERROR;
+
+        for (size_t i = 0; i < p->n_knobs; i++) {
+                const PolicyKnob *k = &p->knobs[i];
+                EnforceOutcome o;
+                char why[256];
+
+                enforce_knob(s, k, ptes_max, p->mode, &o);
+                switch (o.action) {
+                case ENFORCE_CORRECTED:
+                        printf("%s: %s -> %s\n", k->path, o.before.actual, k->desired);
+                        break;
+                case ENFORCE_AUDIT:
+                        printf("%s: %s -> %s (audit: not written)\n", k->path, o.before.actual, k->desired);
+                        compliant = false;
+                        break;
+                case ENFORCE_FAILED:
+                        enforce_describe_failure(&o, why, sizeof(why));
+                        fprintf(stderr, "thpguardd: %s: %s -> %s failed: %s\n", k->path, o.before.actual,
+                                k->desired, why);
+                        compliant = false;
+                        break;
+                case ENFORCE_NONE:
+                        if (o.before.state == KNOB_STATE_UNSUPPORTED)
+                                fprintf(stderr, "thpguardd: %s: skipped: %s\n", k->path, o.before.reason);
+                        else if (o.before.state == KNOB_STATE_ERROR) {
+                                fprintf(stderr, "thpguardd: %s: %s\n", k->path, o.before.reason);
+                                compliant = false;
+                        }
+                        break;
+                }
+        }
+        return compliant ? EXIT_COMPLIANT : EXIT_DRIFT;
+}
+
+int main(int argc, char **argv) {
+        Args a;
+
+        if (parse_argv(argc, argv, &a) < 0) {
+                fprintf(stderr, "Try 'thpguardd --help'.\n");
+                return EXIT_ERROR;
+        }
+        switch (a.action) {
+        case ACTION_HELP:
+                help();
+                return EXIT_SUCCESS;
+        case ACTION_VERSION:
+                printf("thpguardd " THPGUARD_VERSION "\n");
+                return EXIT_SUCCESS;
+        case ACTION_CHECK_CONFIG:
+                return run_check_config(&a);
+        case ACTION_VERIFY:
+                return run_verify(&a);
+        case ACTION_ONCE:
+                return run_once(&a);
+        case ACTION_DAEMON:
+        default:
+                fprintf(stderr, "thpguardd: daemon mode is not built yet; use --once or --verify\n");
+                return EXIT_ERROR;
+        }
+}

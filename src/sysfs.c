@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/sysfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "thpguard/knob-value.h"
+#include "thpguard/knob.h"
+#include "thpguard/path.h"
+
+Sysfs *sysfs_free(Sysfs *s) {
+        if (!s)
+                return NULL;
+        free(s->root);
+        free(s->thp_dir);
+        free(s);
+        return NULL;
+}
+
+int sysfs_new(const char *root, Sysfs **ret) {
+        _cleanup_sysfs_ Sysfs *s = NULL;
+        char buf[PATH_MAX];
+        struct stat st;
+        int r;
+
+        if (stat(root, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+
+        r = path_join_root(root, SYSFS_THP_DIR, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+                return -ENODEV;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->root = strdup(root);
+        s->thp_dir = strdup(buf);
+        if (!s->root || !s->thp_dir)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int sysfs_thp_path(const Sysfs *s, const char *rel, char *buf, size_t size) {
+        return path_join_root(s->thp_dir, rel, buf, size);
+}
+
+int sysfs_read(const Sysfs *s, const char *knob, char *buf, size_t size, size_t *ret_len) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX];
+        size_t len = 0;
+        int r;
+
+        r = sysfs_thp_path(s, knob, path, sizeof(path));
+        if (r < 0)
+                return r;
+        /* O_NONBLOCK: a FIFO planted in a fixture tree must not hang the daemon. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+
+        for (;;) {
+                ssize_t n;
+
+                if (len + 1 >= size)
+                        return -EFBIG;
+                n = read(fd, buf + len, size - 1 - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = '\0';
+        *ret_len = len;
+        return 0;
+}
+
+int sysfs_write(const Sysfs *s, const char *knob, const char *value) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX];
+        size_t len = strlen(value);
+        ssize_t n;
+        int r;
+
+        r = sysfs_thp_path(s, knob, path, sizeof(path));
+        if (r < 0)
+                return r;
+        /* No O_TRUNC: it raises an IN_MODIFY of its own and means nothing to sysfs. */
+        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        n = write(fd, value, len);
+        if (n < 0)
+                return -errno;
+        if ((size_t)n != len)
+                return -EIO;
+        return 0;
+}
+
+int sysfs_read_ptes_max(const Sysfs *s, uint64_t *ret) {
+        char buf[64];
+        uint64_t pmd;
+        size_t len;
+        long page;
+        int r;
+
+        r = sysfs_read(s, "hpage_pmd_size", buf, sizeof(buf), &len);
+        if (r < 0)
+                return r;
+        r = knob_value_parse_u64(buf, len, &pmd);
+        if (r < 0)
+                return r;
+        page = sysconf(_SC_PAGESIZE);
+        if (page <= 0 || pmd < (uint64_t)page)
+                return -EBADMSG;
+        *ret = knob_ptes_max(pmd, (uint64_t)page);
+        return 0;
+}

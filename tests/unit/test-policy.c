@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "thpguard/policy.h"
+
+#define F "test.conf"
+
+static int parse(const char *text, Diag *d, Policy **ret) {
+        return policy_parse(F, text, strlen(text), d, ret);
+}
+
+/* Asserts that text is rejected and that diag holds exactly the given lines. */
+static void expect_errors(const char *text, const char *const *want, size_t n_want) {
+        _cleanup_diag_ Diag d = {};
+        Policy *p = NULL;
+
+        assert_int_equal(parse(text, &d, &p), -EINVAL);
+        assert_null(p);
+        if (d.n_entries != n_want)
+                for (size_t i = 0; i < d.n_entries; i++)
+                        print_message("  got: %s\n", d.entries[i].text);
+        assert_int_equal(d.n_entries, n_want);
+        for (size_t i = 0; i < n_want; i++)
+                assert_string_equal(d.entries[i].text, want[i]);
+}
+#define EXPECT(text, ...)                                                                                \
+        do {                                                                                             \
+                const char *const _w[] = { __VA_ARGS__ };                                                \
+                expect_errors(text, _w, sizeof(_w) / sizeof(_w[0]));                                     \
+        } while (0)
+
+static const char full[] = "mode = \"enforce\";\n"
+                           "recheck_interval = 30;\n"
+                           "thp = {\n"
+                           "  enabled = \"madvise\";\n"
+                           "  defrag = \"madvise\";\n"
+                           "  shmem_enabled = \"never\";\n"
+                           "  use_zero_page = true;\n"
+                           "  shrink_underused = true;\n"
+                           "  khugepaged = {\n"
+                           "    defrag = false;\n"
+                           "    pages_to_scan = 4096;\n"
+                           "    scan_sleep_millisecs = 10000;\n"
+                           "    alloc_sleep_millisecs = 60000;\n"
+                           "    max_ptes_none = 511;\n"
+                           "    max_ptes_swap = 64;\n"
+                           "    max_ptes_shared = 256;\n"
+                           "  };\n"
+                           "  sizes = (\n"
+                           "    { size = \"64kB\"; enabled = \"never\"; },\n"
+                           "    { size = \"2048kB\"; enabled = \"inherit\"; shmem_enabled = \"inherit\"; }\n"
+                           "  );\n"
+                           "};\n";
+
+static void test_full_example(void **state) {
+        _cleanup_diag_ Diag d = {};
+        _cleanup_policy_ Policy *p = NULL;
+        static const struct {
+                const char *path, *desired;
+                unsigned line;
+        } want[] = {
+                { "enabled", "madvise", 4 },
+                { "defrag", "madvise", 5 },
+                { "shmem_enabled", "never", 6 },
+                { "use_zero_page", "1", 7 },
+                { "shrink_underused", "1", 8 },
+                { "khugepaged/defrag", "0", 10 },
+                { "khugepaged/pages_to_scan", "4096", 11 },
+                { "khugepaged/scan_sleep_millisecs", "10000", 12 },
+                { "khugepaged/alloc_sleep_millisecs", "60000", 13 },
+                { "khugepaged/max_ptes_none", "511", 14 },
+                { "khugepaged/max_ptes_swap", "64", 15 },
+                { "khugepaged/max_ptes_shared", "256", 16 },
+                { "hugepages-64kB/enabled", "never", 19 },
+                { "hugepages-2048kB/enabled", "inherit", 20 },
+                { "hugepages-2048kB/shmem_enabled", "inherit", 20 },
+        };
+
+        assert_int_equal(parse(full, &d, &p), 0);
+        assert_int_equal(d.n_entries, 0);
+        assert_int_equal(p->mode, POLICY_MODE_ENFORCE);
+        assert_int_equal(p->recheck_interval_sec, 30);
+        assert_null(p->metrics_file);
+        assert_int_equal(p->n_knobs, sizeof(want) / sizeof(want[0]));
+        for (size_t i = 0; i < p->n_knobs; i++) {
+                assert_string_equal(p->knobs[i].path, want[i].path);
+                assert_string_equal(p->knobs[i].desired, want[i].desired);
+                assert_int_equal(p->knobs[i].line, want[i].line);
+        }
+}
+
+static void test_defaults_and_empty(void **state) {
+        _cleanup_diag_ Diag d = {};
+        _cleanup_policy_ Policy *p = NULL;
+
+        assert_int_equal(parse("mode = \"audit\";\nmetrics_file = \"/var/lib/node_exporter/thp.prom\";\n", &d, &p),
+                         0);
+        assert_int_equal(p->mode, POLICY_MODE_AUDIT);
+        assert_int_equal(p->recheck_interval_sec, POLICY_RECHECK_DEFAULT);
+        assert_string_equal(p->metrics_file, "/var/lib/node_exporter/thp.prom");
+        assert_int_equal(p->n_knobs, 0);
+        /* Valid, but a policy that manages nothing deserves a word. */
+        assert_int_equal(d.n_errors, 0);
+        assert_int_equal(d.n_warnings, 1);
+        assert_string_equal(d.entries[0].text, F ": warning: manages no knob; add a thp = { ... } group");
+}
+
+static void test_unknown_keys(void **state) {
+        EXPECT("modee = \"enforce\";\n",
+               F ":1: policy: unknown key \"modee\" (expected mode, recheck_interval, metrics_file or thp)");
+        EXPECT("thp = {\n  enable = \"never\";\n};\n",
+               F ":2: thp: unknown key \"enable\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
+                 "shrink_underused, khugepaged or sizes)");
+        EXPECT("thp = { khugepaged = {\n defragg = false; }; };\n",
+               F ":2: thp.khugepaged: unknown key \"defragg\" (expected defrag, pages_to_scan, "
+                 "scan_sleep_millisecs, alloc_sleep_millisecs, max_ptes_none, max_ptes_swap or max_ptes_shared)");
+        EXPECT("thp = { sizes = ( { size = \"64kB\";\n defrag = \"never\"; } ); };\n",
+               F ":2: thp.sizes[0]: unknown key \"defrag\" (expected enabled or shmem_enabled)");
+        /* Read-only files are not keys either. */
+        EXPECT("thp = {\n hpage_pmd_size = 2097152; };\n",
+               F ":2: thp: unknown key \"hpage_pmd_size\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
+                 "shrink_underused, khugepaged or sizes)");
+}
+
+static void test_wrong_types(void **state) {
+        EXPECT("recheck_interval = \"30\";\n", F ":1: recheck_interval: expected an integer, got a string");
+        EXPECT("mode = 1;\n", F ":1: mode: expected a string, got an integer");
+        EXPECT("thp = {\n enabled = true; };\n", F ":2: thp.enabled: expected a string, got a boolean");
+        EXPECT("thp = { khugepaged = {\n defrag = 0; }; };\n",
+               F ":2: thp.khugepaged.defrag: expected a boolean (true or false), got an integer");
+        EXPECT("thp = { khugepaged = {\n pages_to_scan = 1.5; }; };\n",
+               F ":2: thp.khugepaged.pages_to_scan: expected an integer, got a float");
+        EXPECT("thp = \"madvise\";\n", F ":1: thp: expected a group, thp = { ... }, got a string");
+        EXPECT("thp = { sizes = \"64kB\"; };\n",
+               F ":1: thp.sizes: expected a list of groups, ( { size = \"64kB\"; ... } ), got a string");
+        EXPECT("thp = { sizes = ( \"64kB\" ); };\n",
+               F ":1: thp.sizes[0]: expected a group, { size = \"64kB\"; ... }, got a string");
+}
+
+static void test_values_and_ranges(void **state) {
+        EXPECT("mode = \"fix\";\n", F ":1: mode: invalid value \"fix\" (expected enforce or audit)");
+        EXPECT("thp = {\n enabled = \"bogus\"; };\n",
+               F ":2: thp.enabled: invalid value \"bogus\" (expected always, madvise or never)");
+        EXPECT("thp = {\n enabled = \"[madvise]\"; };\n",
+               F ":2: thp.enabled: invalid value \"[madvise]\" (expected always, madvise or never)");
+        EXPECT("thp = {\n enabled = \"inherit\"; };\n",
+               F ":2: thp.enabled: invalid value \"inherit\" (expected always, madvise or never)");
+        EXPECT("thp = {\n defrag = \"defer + madvise\"; };\n",
+               F ":2: thp.defrag: invalid value \"defer + madvise\" (expected always, defer, defer+madvise, "
+                 "madvise or never)");
+        EXPECT("recheck_interval = 0;\n", F ":1: recheck_interval: 0 is out of range 1..86400");
+        EXPECT("recheck_interval = 86401;\n", F ":1: recheck_interval: 86401 is out of range 1..86400");
+        EXPECT("thp = { khugepaged = {\n pages_to_scan = 0; }; };\n",
+               F ":2: thp.khugepaged.pages_to_scan: 0 is out of range 1..4294967295");
+        EXPECT("thp = { khugepaged = {\n max_ptes_none = -1; }; };\n",
+               F ":2: thp.khugepaged.max_ptes_none: -1 is out of range 0..4294967295");
+        EXPECT("thp = { khugepaged = {\n scan_sleep_millisecs = 4294967296L; }; };\n",
+               F ":2: thp.khugepaged.scan_sleep_millisecs: 4294967296 is out of range 0..4294967295");
+        EXPECT("metrics_file = \"thp.prom\";\n", F ":1: metrics_file: \"thp.prom\" is not an absolute path");
+}
+
+static void test_sizes(void **state) {
+        EXPECT("thp = { sizes = (\n { size = \"64k\"; enabled = \"never\"; } ); };\n",
+               F ":2: thp.sizes[0].size: malformed size \"64k\" (expected <digits>kB, such as \"64kB\")");
+        /* Path traversal through a size never reaches a path. */
+        EXPECT("thp = { sizes = (\n { size = \"../../power/state\"; enabled = \"never\"; } ); };\n",
+               F ":2: thp.sizes[0].size: malformed size \"../../power/state\" (expected <digits>kB, such as "
+                 "\"64kB\")");
+        EXPECT("thp = { sizes = (\n { size = \"64kB/../../..\"; enabled = \"never\"; } ); };\n",
+               F ":2: thp.sizes[0].size: malformed size \"64kB/../../..\" (expected <digits>kB, such as "
+                 "\"64kB\")");
+        EXPECT("thp = { sizes = (\n { enabled = \"never\"; } ); };\n", F ":2: thp.sizes[0]: missing key \"size\"");
+        EXPECT("thp = { sizes = (\n { size = 64; } ); };\n",
+               F ":2: thp.sizes[0].size: expected a string such as \"64kB\", got an integer");
+        EXPECT("thp = { sizes = (\n"
+               "  { size = \"64kB\"; enabled = \"never\"; },\n"
+               "  { size = \"64kB\"; enabled = \"always\"; }\n"
+               "); };\n",
+               F ":3: thp.sizes[1].size: duplicate size \"64kB\" (first given at line 2)");
+        EXPECT("thp = { sizes = (\n { size = \"64kB\";\n shmem_enabled = \"deny\"; } ); };\n",
+               F ":3: thp.sizes[0].shmem_enabled: invalid value \"deny\" (expected always, inherit, within_size, "
+                 "advise or never)");
+}
+
+static void test_syntax_and_includes(void **state) {
+        EXPECT("thp = {\n enabled = \"madvise\"\n defrag = ;\n};\n", F ":3: syntax error");
+        EXPECT("mode = \"enforce\";\nmode = \"audit\";\n", F ":2: duplicate setting name");
+        EXPECT("thp = {};\n@include \"/etc/passwd\"\n", F ":2: @include is not supported in a policy");
+}
+
+static void test_all_errors_in_one_run(void **state) {
+        EXPECT("mode = \"x\";\n"
+               "recheck_interval = 0;\n"
+               "thp = {\n"
+               "  enabled = \"sometimes\";\n"
+               "  khugepaged = { defrag = \"no\"; };\n"
+               "  bogus = 1;\n"
+               "};\n",
+               F ":1: mode: invalid value \"x\" (expected enforce or audit)",
+               F ":2: recheck_interval: 0 is out of range 1..86400",
+               F ":4: thp.enabled: invalid value \"sometimes\" (expected always, madvise or never)",
+               F ":5: thp.khugepaged.defrag: expected a boolean (true or false), got a string",
+               F ":6: thp: unknown key \"bogus\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
+                 "shrink_underused, khugepaged or sizes)");
+}
+
+static void test_buffer_limits(void **state) {
+        _cleanup_diag_ Diag d = {};
+        _cleanup_free_ char *big = NULL;
+        Policy *p = NULL;
+
+        assert_int_equal(policy_parse(F, "mode = \"enforce\";\0x", 19, &d, &p), -EINVAL);
+        assert_string_equal(d.entries[0].text, F ": contains a NUL byte; a policy is a text file");
+
+        big = malloc(POLICY_SIZE_MAX + 1);
+        assert_non_null(big);
+        memset(big, '#', POLICY_SIZE_MAX + 1);
+        assert_int_equal(policy_parse(F, big, POLICY_SIZE_MAX + 1, &d, &p), -EFBIG);
+        assert_null(p);
+}
+
+static void test_owner_rule(void **state) {
+        _cleanup_diag_ Diag d = {};
+        struct stat st = { .st_uid = 0, .st_mode = S_IFREG | 0644 };
+
+        /* A ConfigMap mount: root-owned 0644. */
+        assert_int_equal(policy_check_owner(F, &st, 0, &d), 0);
+        assert_int_equal(d.n_entries, 0);
+
+        st.st_mode = S_IFREG | 0664;
+        assert_int_equal(policy_check_owner(F, &st, 0, &d), -EPERM);
+        assert_string_equal(d.entries[0].text,
+                            F ": mode 0664 lets group or others write it; refusing it (chmod go-w)");
+        st.st_mode = S_IFREG | 0646;
+        assert_int_equal(policy_check_owner(F, &st, 0, &d), -EPERM);
+
+        st = (struct stat){ .st_uid = 1000, .st_mode = S_IFREG | 0600 };
+        assert_int_equal(policy_check_owner(F, &st, 0, &d), -EPERM);
+        assert_string_equal(d.entries[2].text, F ": owned by uid 1000, not root; refusing it");
+
+        /* Not root: no refusal, but a warning of what root would do. */
+        diag_done(&d);
+        st.st_mode = S_IFREG | 0666;
+        assert_int_equal(policy_check_owner(F, &st, 1000, &d), 0);
+        assert_int_equal(d.n_errors, 0);
+        assert_int_equal(d.n_warnings, 2);
+}
+
+static void test_load_files(void **state) {
+        char dir[] = "/tmp/thpguard-test-XXXXXX", path[256];
+        _cleanup_diag_ Diag d = {};
+        Policy *p = NULL;
+        int fd;
+
+        assert_non_null(mkdtemp(dir));
+
+        snprintf(path, sizeof(path), "%s/missing.conf", dir);
+        assert_int_equal(policy_load(path, &d, &p), -ENOENT);
+        assert_non_null(strstr(d.entries[0].text, "missing.conf: cannot open: No such file or directory"));
+
+        assert_int_equal(policy_load(dir, &d, &p), -EINVAL);
+        assert_non_null(strstr(d.entries[1].text, ": not a regular file"));
+
+        snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        assert_int_equal(policy_load(path, &d, &p), -EINVAL); /* and it did not block */
+        unlink(path);
+
+        snprintf(path, sizeof(path), "%s/big.conf", dir);
+        fd = open(path, O_CREAT | O_WRONLY, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, 10 * 1024 * 1024), 0);
+        close(fd);
+        assert_int_equal(policy_load(path, &d, &p), -EFBIG);
+        assert_non_null(strstr(d.entries[3].text, "is 10485760 bytes; a policy may be at most 1048576 bytes"));
+        unlink(path);
+
+        snprintf(path, sizeof(path), "%s/good.conf", dir);
+        fd = open(path, O_CREAT | O_WRONLY, 0644);
+        assert_true(fd >= 0);
+        fchmod(fd, 0644);
+        assert_int_equal(write(fd, full, strlen(full)), (ssize_t)strlen(full));
+        close(fd);
+        assert_int_equal(policy_load(path, &d, &p), 0);
+        assert_int_equal(p->n_knobs, 15);
+        policy_free(p);
+        unlink(path);
+        rmdir(dir);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_full_example),
+                cmocka_unit_test(test_defaults_and_empty),
+                cmocka_unit_test(test_unknown_keys),
+                cmocka_unit_test(test_wrong_types),
+                cmocka_unit_test(test_values_and_ranges),
+                cmocka_unit_test(test_sizes),
+                cmocka_unit_test(test_syntax_and_includes),
+                cmocka_unit_test(test_all_errors_in_one_run),
+                cmocka_unit_test(test_buffer_limits),
+                cmocka_unit_test(test_owner_rule),
+                cmocka_unit_test(test_load_files),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
