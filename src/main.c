@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "thpguard/compliance.h"
+#include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
 #include "thpguard/policy.h"
 #include "thpguard/report.h"
@@ -42,11 +43,14 @@ typedef struct Args {
         const char *sysfs_root;
         bool json;
         bool audit;
+        LogTarget log_target;
+        const char *metrics_file;
 } Args;
 
 static void help(void) {
         printf("Usage: thpguardd [OPTIONS]\n"
                "Keep the Transparent Huge Page settings where the policy wants them.\n"
+               "Without a mode option, runs in the foreground as the enforcing daemon.\n"
                "\n"
                "  -c, --config FILE      policy file (default " POLICY_FILE_DEFAULT ")\n"
                "      --sysfs-root DIR   where sysfs is mounted (default /sys; /host/sys in a pod)\n"
@@ -55,11 +59,16 @@ static void help(void) {
                "      --json             with --verify: print a JSON document\n"
                "      --once             apply the policy once and exit\n"
                "      --audit            report drift but never write (overrides mode)\n"
+               "      --log-target=auto|journal|console\n"
+               "                         where events go; auto: the journal if its socket exists,\n"
+               "                         else logfmt lines on stderr (default auto)\n"
+               "      --metrics-file PATH  Prometheus textfile to keep up to date\n"
                "  -h, --help             show this help\n"
                "  -V, --version          show the version\n"
                "\n"
-               "Exit status: --check-config 0 valid, 1 invalid; --verify and --once 0 compliant,\n"
-               "1 drift left, 2 error (such as an invalid policy, which never leads to a write).\n"
+               "Exit status: daemon 0 on SIGTERM/SIGINT, 1 on an invalid policy or setup error;\n"
+               "--check-config 0 valid, 1 invalid; --verify and --once 0 compliant, 1 drift\n"
+               "left, 2 error (such as an invalid policy, which never leads to a write).\n"
                "See thpguardd(8) and thpguard.conf(5).\n");
 }
 
@@ -70,6 +79,8 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 ARG_JSON,
                 ARG_ONCE,
                 ARG_AUDIT,
+                ARG_LOG_TARGET,
+                ARG_METRICS_FILE,
         };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -79,6 +90,8 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "once", no_argument, NULL, ARG_ONCE },
                 { "audit", no_argument, NULL, ARG_AUDIT },
+                { "log-target", required_argument, NULL, ARG_LOG_TARGET },
+                { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {},
@@ -111,6 +124,23 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                         break;
                 case ARG_AUDIT:
                         a.audit = true;
+                        break;
+                case ARG_LOG_TARGET:
+                        if (log_target_from_string(optarg, &a.log_target) < 0) {
+                                fprintf(stderr,
+                                        "thpguardd: --log-target: invalid value '%s' (expected auto, "
+                                        "journal or console)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case ARG_METRICS_FILE:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "thpguardd: --metrics-file: '%s' is not an absolute path\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        a.metrics_file = optarg;
                         break;
                 case 'h':
                         a.action = ACTION_HELP;
@@ -296,8 +326,15 @@ int main(int argc, char **argv) {
         case ACTION_ONCE:
                 return run_once(&a);
         case ACTION_DAEMON:
-        default:
-                fprintf(stderr, "thpguardd: daemon mode is not built yet; use --once or --verify\n");
-                return EXIT_ERROR;
+        default: {
+                DaemonOptions o = {
+                        .config = a.config,
+                        .sysfs_root = a.sysfs_root,
+                        .audit = a.audit,
+                        .log_target = a.log_target,
+                        .metrics_file = a.metrics_file,
+                };
+                return daemon_run(&o);
+        }
         }
 }

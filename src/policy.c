@@ -274,6 +274,12 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                 } else if (strcmp(key, "recheck_interval") == 0) {
                         if (get_uint(pp, s, "recheck_interval", POLICY_RECHECK_MIN, POLICY_RECHECK_MAX, &u))
                                 p->recheck_interval_sec = (unsigned)u;
+                } else if (strcmp(key, "fight_threshold") == 0) {
+                        if (get_uint(pp, s, "fight_threshold", 0, POLICY_FIGHT_THRESHOLD_MAX, &u))
+                                p->fight_threshold = (unsigned)u;
+                } else if (strcmp(key, "fight_window") == 0) {
+                        if (get_uint(pp, s, "fight_window", 1, POLICY_RECHECK_MAX, &u))
+                                p->fight_window_sec = (unsigned)u;
                 } else if (strcmp(key, "metrics_file") == 0) {
                         const char *m;
 
@@ -294,7 +300,8 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                         if (r < 0)
                                 return r;
                 } else
-                        unknown_key(pp, s, "policy", "mode, recheck_interval, metrics_file or thp");
+                        unknown_key(pp, s, "policy",
+                                    "mode, recheck_interval, fight_threshold, fight_window, metrics_file or thp");
         }
         return 0;
 }
@@ -351,6 +358,8 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
                 return -ENOMEM;
         p->mode = POLICY_MODE_ENFORCE;
         p->recheck_interval_sec = POLICY_RECHECK_DEFAULT;
+        p->fight_threshold = POLICY_FIGHT_THRESHOLD_DEFAULT;
+        p->fight_window_sec = POLICY_FIGHT_WINDOW_DEFAULT;
 
         config_init(&cfg_storage);
         cfg = &cfg_storage;

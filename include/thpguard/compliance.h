@@ -32,8 +32,8 @@ typedef struct KnobStatus {
  * read_result is 0 with buf/len holding the file's content, or the -errno
  * of reading it. ptes_max bounds the max_ptes_* knobs.
  */
-void knob_status_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len, uint64_t ptes_max,
-                          KnobStatus *ret);
+void knob_status_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
+                          uint64_t ptes_max, KnobStatus *ret);
 
 /* Reads the knob below s and evaluates it. */
 void knob_status_read(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, KnobStatus *ret);

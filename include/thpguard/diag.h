@@ -29,8 +29,9 @@ typedef struct Diag {
         size_t n_warnings;
 } Diag;
 
-void diag_add(Diag *d, DiagLevel level, const char *file, unsigned line, const char *fmt, ...) _printf_(5, 6);
-#define diag_error(d, file, line, ...) diag_add(d, DIAG_ERROR, file, line, __VA_ARGS__)
+void diag_add(Diag *d, DiagLevel level, const char *file, unsigned line, const char *fmt, ...)
+    _printf_(5, 6);
+#define diag_error(d, file, line, ...)   diag_add(d, DIAG_ERROR, file, line, __VA_ARGS__)
 #define diag_warning(d, file, line, ...) diag_add(d, DIAG_WARNING, file, line, __VA_ARGS__)
 
 /* Prints every entry, one line each; warnings carry "warning: ". */

@@ -33,7 +33,8 @@ typedef struct EnforceOutcome {
         char after[KNOB_VALUE_MAX]; /* read back after the write, "" if unknown */
 } EnforceOutcome;
 
-void enforce_knob(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, PolicyMode mode, EnforceOutcome *ret);
+void enforce_knob(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, PolicyMode mode,
+                  EnforceOutcome *ret);
 
 const char *trigger_to_string(Trigger t);
 

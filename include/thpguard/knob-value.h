@@ -6,8 +6,8 @@
  * that tests and fuzzers feed it without a kernel.
  */
 
-#include <stddef.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "thpguard/knob.h"

@@ -30,7 +30,7 @@ typedef enum KnobBound {
 } KnobBound;
 
 typedef struct KnobSpec {
-        const char *key; /* policy key, relative to its group */
+        const char *key;        /* policy key, relative to its group */
         const char *sysfs_name; /* file name in its directory */
         KnobType type;
         const char *const *vocabulary; /* KNOB_CHOICE: NULL-terminated */

@@ -8,15 +8,15 @@
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_(f)   __attribute__((cleanup(f)))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _unused_ __attribute__((unused))
+#define _unused_       __attribute__((unused))
 
 /* Defines a cleanup helper that calls func(*p) when *p is not NULL. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                          \
-        static inline void func##p(type *p) {                                                            \
-                if (*p)                                                                                  \
-                        func(*p);                                                                        \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                             \
+        static inline void func##p(type *p) {                                                               \
+                if (*p)                                                                                     \
+                        func(*p);                                                                           \
         }
 
 static inline void freep(void *p) {
@@ -40,11 +40,11 @@ static inline void fclosep(FILE **f) {
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 /* Hands ownership out of a _cleanup_ variable. */
-#define TAKE_PTR(p)                                                                                      \
-        ({                                                                                               \
-                __typeof__(p) _p = (p);                                                                  \
-                (p) = NULL;                                                                              \
-                _p;                                                                                      \
+#define TAKE_PTR(p)                                                                                         \
+        ({                                                                                                  \
+                __typeof__(p) _p = (p);                                                                     \
+                (p) = NULL;                                                                                 \
+                _p;                                                                                         \
         })
 
 #define STRLEN(s) (sizeof(s) - 1)

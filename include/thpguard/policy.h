@@ -16,11 +16,14 @@
 #include "thpguard/knob.h"
 #include "thpguard/macro.h"
 
-#define POLICY_FILE_DEFAULT "/etc/thpguard/thpguard.conf"
-#define POLICY_SIZE_MAX (1024 * 1024)
-#define POLICY_RECHECK_DEFAULT 30
-#define POLICY_RECHECK_MIN 1
-#define POLICY_RECHECK_MAX 86400
+#define POLICY_FILE_DEFAULT            "/etc/thpguard/thpguard.conf"
+#define POLICY_SIZE_MAX                (1024 * 1024)
+#define POLICY_RECHECK_DEFAULT         30
+#define POLICY_RECHECK_MIN             1
+#define POLICY_RECHECK_MAX             86400
+#define POLICY_FIGHT_THRESHOLD_DEFAULT 5
+#define POLICY_FIGHT_THRESHOLD_MAX     1000
+#define POLICY_FIGHT_WINDOW_DEFAULT    10
 
 typedef enum PolicyMode {
         POLICY_MODE_ENFORCE,
@@ -38,7 +41,9 @@ typedef struct Policy {
         char *file;
         PolicyMode mode;
         unsigned recheck_interval_sec;
-        char *metrics_file; /* NULL unless set */
+        char *metrics_file;       /* NULL unless set */
+        unsigned fight_threshold; /* corrections of one knob within fight_window_sec; 0: no protection */
+        unsigned fight_window_sec;
         size_t n_knobs;
         PolicyKnob *knobs; /* in file order */
 } Policy;

@@ -115,7 +115,7 @@ static void test_defaults_and_empty(void **state) {
 
 static void test_unknown_keys(void **state) {
         EXPECT("modee = \"enforce\";\n",
-               F ":1: policy: unknown key \"modee\" (expected mode, recheck_interval, metrics_file or thp)");
+               F ":1: policy: unknown key \"modee\" (expected mode, recheck_interval, fight_threshold, fight_window, metrics_file or thp)");
         EXPECT("thp = {\n  enable = \"never\";\n};\n",
                F ":2: thp: unknown key \"enable\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
                  "shrink_underused, khugepaged or sizes)");
@@ -164,6 +164,8 @@ static void test_values_and_ranges(void **state) {
                F ":2: thp.khugepaged.max_ptes_none: -1 is out of range 0..4294967295");
         EXPECT("thp = { khugepaged = {\n scan_sleep_millisecs = 4294967296L; }; };\n",
                F ":2: thp.khugepaged.scan_sleep_millisecs: 4294967296 is out of range 0..4294967295");
+        EXPECT("fight_threshold = 1001;\n", F ":1: fight_threshold: 1001 is out of range 0..1000");
+        EXPECT("fight_window = 0;\n", F ":1: fight_window: 0 is out of range 1..86400");
         EXPECT("metrics_file = \"thp.prom\";\n", F ":1: metrics_file: \"thp.prom\" is not an absolute path");
 }
 

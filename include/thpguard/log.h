@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The audit trail. Each event is one journal entry with structured fields
+ * (THPGUARD_KNOB=, ...), or, where no journald runs (a pod), one logfmt line
+ * on stderr with the same fields in lower case without the prefix:
+ *
+ *   level=notice msg="corrected enabled: always -> madvise (inotify)" knob=enabled observed=always ...
+ */
+
+#include <stddef.h>
+#include <stdio.h>
+#include <syslog.h>
+
+#include "thpguard/macro.h"
+
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+
+typedef enum LogTarget {
+        LOG_TARGET_AUTO,
+        LOG_TARGET_JOURNAL,
+        LOG_TARGET_CONSOLE,
+} LogTarget;
+
+typedef struct LogField {
+        const char *key; /* journal field name, e.g. "THPGUARD_KNOB" */
+        const char *value;
+} LogField;
+
+typedef struct Logger {
+        LogTarget target; /* resolved: never LOG_TARGET_AUTO */
+        const char *journal_socket;
+        FILE *console;
+} Logger;
+
+int log_target_from_string(const char *s, LogTarget *ret);
+
+/* Resolves auto: the journal when its socket exists, else the console. */
+void logger_init(Logger *l, LogTarget requested, const char *journal_socket, FILE *console);
+
+/*
+ * Sends one event. message_id may be NULL. When the journal is the target
+ * but its socket is gone, the event goes to the console instead:
+ * sd_journal_send() returns 0 even when nothing was logged.
+ */
+void log_event(const Logger *l, int priority, const char *message_id, const LogField *fields,
+               size_t n_fields, const char *fmt, ...) _printf_(6, 7);
+
+#define log_plain(l, prio, ...) log_event(l, prio, NULL, NULL, 0, __VA_ARGS__)
+
+/* Appends key=value to buf in logfmt, quoting where needed. */
+void logfmt_append(char *buf, size_t size, const char *key, const char *value);

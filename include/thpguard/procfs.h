@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Parsers for the /proc files the THP diagnosis chain reads. They work on
+ * buffers and do no I/O, so unit tests and fuzzers feed them without a
+ * kernel, and the metrics exporter shares them with thpguardctl.
+ *
+ * Common rules, so callers can reason about every parser the same way:
+ *   - return 0, or -EBADMSG for anything the kernel would not have printed
+ *     (an embedded NUL, a number that is not decimal or overflows, a last
+ *     line without its newline, i.e. a truncated read, a duplicated field,
+ *     a required field missing); *ret is written only on success;
+ *   - sizes are in kB as the kernel prints them;
+ *   - a field this kernel did not print reads PROCFS_UNKNOWN;
+ *   - every string handed back is printable ASCII: other bytes (a binary
+ *     comm, a strange path) become "\xNN", so it may go to a terminal or a
+ *     JSON document as is.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROCFS_UNKNOWN UINT64_MAX
+
+/* ---- /proc/meminfo ------------------------------------------------------ */
+
+typedef struct ProcMeminfo {
+        uint64_t mem_total_kb; /* required */
+        uint64_t mem_free_kb;
+        uint64_t mem_available_kb;
+        uint64_t anon_pages_kb;
+        uint64_t shmem_kb;
+        uint64_t anon_huge_pages_kb;
+        uint64_t shmem_huge_pages_kb;
+        uint64_t shmem_pmd_mapped_kb;
+        uint64_t file_huge_pages_kb;
+        uint64_t file_pmd_mapped_kb;
+        uint64_t hugepagesize_kb; /* hugetlbfs default size, for context */
+} ProcMeminfo;
+
+int procfs_parse_meminfo(const char *buf, size_t len, ProcMeminfo *ret);
+
+/* ---- /proc/vmstat ------------------------------------------------------- */
+
+#define PROCFS_COUNTER_NAME_MAX 64
+/* 6.18 prints 34 such counters; room for kernels to come. */
+#define PROCFS_VMSTAT_MAX 128
+
+typedef struct ProcCounter {
+        char name[PROCFS_COUNTER_NAME_MAX];
+        uint64_t value;
+} ProcCounter;
+
+typedef struct ProcVmstat {
+        size_t n_counters;
+        ProcCounter counters[PROCFS_VMSTAT_MAX]; /* in file order */
+        bool truncated; /* more THP counters than fit, or a name too long: some are missing */
+} ProcVmstat;
+
+/* True for the counters kept: thp_*, compact_*, nr_*_hugepages. */
+bool procfs_vmstat_is_thp_counter(const char *name, size_t len);
+
+/* Keeps the THP and compaction counters as name/value pairs; skips the rest. */
+int procfs_parse_vmstat(const char *buf, size_t len, ProcVmstat *ret);
+
+/* The counter's value, or PROCFS_UNKNOWN if this kernel does not have it. */
+uint64_t procfs_vmstat_get(const ProcVmstat *v, const char *name);
+
+/* ---- /proc/PID/smaps_rollup --------------------------------------------- */
+
+typedef struct ProcSmapsRollup {
+        uint64_t rss_kb;             /* required */
+        uint64_t pss_kb;             /* required */
+        uint64_t anon_huge_pages_kb; /* required */
+        uint64_t anonymous_kb;
+        uint64_t shmem_pmd_mapped_kb;
+        uint64_t file_pmd_mapped_kb;
+        uint64_t swap_kb;
+} ProcSmapsRollup;
+
+int procfs_parse_smaps_rollup(const char *buf, size_t len, ProcSmapsRollup *ret);
+
+/* ---- /proc/PID/status --------------------------------------------------- */
+
+/* Escaped comm (16 bytes, up to 4 characters each) or a long kthread name. */
+#define PROCFS_NAME_MAX 72
+
+typedef struct ProcStatus {
+        char name[PROCFS_NAME_MAX]; /* required */
+        uint64_t pid;
+        uint64_t ppid;
+        int kthread;     /* 0 or 1; -1 if the kernel has no "Kthread:" line (before 6.0) */
+        int thp_enabled; /* 0 or 1; -1 if no "THP_enabled:" line (before 5.0) */
+        uint64_t vm_rss_kb;
+        uint64_t rss_anon_kb;
+} ProcStatus;
+
+int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret);
+
+/* ---- /proc/cmdline ------------------------------------------------------ */
+
+typedef enum ProcCmdlineParam {
+        PROC_CMDLINE_THP,             /* transparent_hugepage= */
+        PROC_CMDLINE_THP_SHMEM,       /* transparent_hugepage_shmem= */
+        PROC_CMDLINE_THP_ANON,        /* thp_anon= (per-size, 6.12+) */
+        PROC_CMDLINE_THP_SHMEM_SIZES, /* thp_shmem= (per-size, 6.14+) */
+        _PROC_CMDLINE_PARAM_MAX,
+} ProcCmdlineParam;
+
+#define PROCFS_CMDLINE_VALUE_MAX 512
+
+typedef struct ProcCmdline {
+        bool set[_PROC_CMDLINE_PARAM_MAX];
+        /* The last occurrence, as the kernel applies them in order; quotes removed. */
+        char value[_PROC_CMDLINE_PARAM_MAX][PROCFS_CMDLINE_VALUE_MAX];
+} ProcCmdline;
+
+/*
+ * Tokenizes like the kernel (lib/cmdline.c next_arg(): double quotes group,
+ * '-' and '_' are the same in a name, "--" ends the kernel's part).
+ */
+int procfs_parse_cmdline(const char *buf, size_t len, ProcCmdline *ret);
+
+/* "transparent_hugepage" and so on. */
+const char *procfs_cmdline_param_name(ProcCmdlineParam p);
+
+/*
+ * What a thp_anon=/thp_shmem= value sets for one size, e.g. for
+ * "16K-64K:always;128K,512K:inherit;2M:never" and 32 kB: "always". Returns 1
+ * and the word, 0 if the value does not mention the size, -EBADMSG if it is
+ * malformed. Later entries override earlier ones, as in the kernel.
+ */
+int procfs_thp_sizes_lookup(const char *spec, uint64_t size_kb, char *buf, size_t size);
+
+/* ---- /proc/PID/smaps ---------------------------------------------------- */
+
+#define PROCFS_SMAPS_TOP_MAX    16
+#define PROCFS_MAPPING_NAME_MAX 128
+
+typedef struct ProcMapping {
+        uint64_t start, end;
+        char perms[5];
+        char name[PROCFS_MAPPING_NAME_MAX]; /* path, [heap], [anon:x]; "" if anonymous */
+        uint64_t rss_kb;
+        uint64_t anon_huge_pages_kb;
+        int thp_eligible;    /* -1 if not printed */
+        bool advised_huge;   /* VmFlags "hg": MADV_HUGEPAGE */
+        bool advised_nohuge; /* VmFlags "nh": MADV_NOHUGEPAGE or prctl */
+} ProcMapping;
+
+typedef struct ProcSmaps {
+        size_t n_mappings;
+        uint64_t rss_kb;
+        uint64_t anon_huge_pages_kb;
+        size_t n_advised_huge;
+        uint64_t advised_huge_kb; /* virtual size of the hg mappings */
+        size_t n_advised_nohuge;
+        size_t n_thp_eligible;
+        size_t n_top;
+        ProcMapping top[PROCFS_SMAPS_TOP_MAX]; /* AnonHugePages > 0, largest first */
+        bool uses_libjvm;                      /* a mapping of libjvm.so: a JVM */
+} ProcSmaps;
+
+/*
+ * Keeps the top_n (at most PROCFS_SMAPS_TOP_MAX) mappings with the most
+ * AnonHugePages. An empty buffer is a process with no mappings left (it
+ * is exiting): 0 mappings, not an error.
+ */
+int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret);
+
+/*
+ * Copies src[0..len) into buf as printable ASCII ("\xNN" for the rest),
+ * cutting at a whole character. Returns false if it had to cut.
+ */
+bool procfs_sanitize(const char *src, size_t len, char *buf, size_t size);

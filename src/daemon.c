@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/daemon.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <time.h>
+
+#include "thpguard/compliance.h"
+#include "thpguard/enforce.h"
+#include "thpguard/fight.h"
+#include "thpguard/message-ids.h"
+#include "thpguard/policy.h"
+#include "thpguard/sysfs.h"
+#include "thpguard/watch.h"
+
+#define USEC_PER_SEC  UINT64_C(1000000)
+#define USEC_PER_MSEC UINT64_C(1000)
+/* Editors and the kubelet touch a policy several times per change; reload once. */
+#define RELOAD_DEBOUNCE_USEC (100 * USEC_PER_MSEC)
+/*
+ * A writer looping flat out raises IN_MODIFY as fast as it writes. Past this
+ * rate sd-event pauses the inotify source and the kernel coalesces the
+ * queued events, so the loop stays cheap; drift is still seen.
+ */
+#define INOTIFY_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
+#define INOTIFY_RATELIMIT_BURST         1000
+
+typedef struct KnobRuntime {
+        char path[KNOB_PATH_MAX]; /* same as the policy knob's; the key across reloads */
+        Fight fight;
+        KnobState state; /* as last seen */
+        bool state_known;
+        int reported_errno;            /* failure already logged; 0 when none */
+        char reported[KNOB_VALUE_MAX]; /* observed value already logged as audit drift or failure */
+        uint64_t corrections[_TRIGGER_MAX];
+        uint64_t failures;
+        uint64_t fights;
+} KnobRuntime;
+
+typedef struct Daemon {
+        const DaemonOptions *options;
+        sd_event *event;
+        Logger log;
+        Sysfs *sysfs;
+        uint64_t ptes_max;
+
+        Policy *policy;
+        KnobRuntime *knobs; /* parallel to policy->knobs */
+        FightConfig fight_config;
+
+        Watches *watches;
+        Watches *config_watch; /* the policy file's directory */
+        const char *config_name;
+        sd_event_source *thp_source, *config_source;
+        sd_event_source *recheck_timer, *reload_timer, *backoff_timer;
+        sd_event_source *sigterm, *sigint, *sighup;
+        bool watch_lost_logged;
+
+        uint64_t rechecks;
+        uint64_t reloads_ok, reloads_failed;
+} Daemon;
+
+static uint64_t now_usec(Daemon *d) {
+        uint64_t t = 0;
+        sd_event_now(d->event, CLOCK_MONOTONIC, &t);
+        return t;
+}
+
+static void runtime_free(KnobRuntime *k, size_t n) {
+        for (size_t i = 0; k && i < n; i++)
+                fight_done(&k[i].fight);
+        free(k);
+}
+
+static FightConfig fight_config_for(const Policy *p) {
+        return (FightConfig){
+                .threshold = p->fight_threshold,
+                .window_usec = (uint64_t)p->fight_window_sec * USEC_PER_SEC,
+                .backoff_max_usec = (uint64_t)p->recheck_interval_sec * USEC_PER_SEC,
+        };
+}
+
+/* Per-knob state for a new policy; counters and fights carry over by knob path. */
+static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime *old, size_t n_old,
+                       KnobRuntime **ret) {
+        KnobRuntime *k = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*k));
+
+        if (!k)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_knobs; i++) {
+                snprintf(k[i].path, sizeof(k[i].path), "%s", p->knobs[i].path);
+                if (fight_init(&k[i].fight, fc) < 0) {
+                        runtime_free(k, i);
+                        return -ENOMEM;
+                }
+                for (size_t j = 0; j < n_old; j++) {
+                        if (strcmp(old[j].path, k[i].path) != 0)
+                                continue;
+                        memcpy(k[i].corrections, old[j].corrections, sizeof(k[i].corrections));
+                        k[i].failures = old[j].failures;
+                        k[i].fights = old[j].fights;
+                }
+        }
+        *ret = k;
+        return 0;
+}
+
+static PolicyMode effective_mode(const Daemon *d) {
+        return d->options->audit ? POLICY_MODE_AUDIT : d->policy->mode;
+}
+
+static void log_correction(Daemon *d, const PolicyKnob *k, const EnforceOutcome *o, Trigger t) {
+        const char *result = o->action == ENFORCE_CORRECTED ? "corrected"
+                             : o->action == ENFORCE_AUDIT   ? "audit"
+                                                            : "failed";
+        char errno_str[16], why[256];
+        LogField f[] = {
+                { "THPGUARD_KNOB", k->path },       { "THPGUARD_OBSERVED", o->before.actual },
+                { "THPGUARD_DESIRED", k->desired }, { "THPGUARD_TRIGGER", trigger_to_string(t) },
+                { "THPGUARD_RESULT", result },      { "THPGUARD_ERRNO", errno_str },
+        };
+
+        switch (o->action) {
+        case ENFORCE_CORRECTED:
+                log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_CORRECTED, f, 5,
+                          "corrected %s: %s -> %s (%s)", k->path, o->before.actual, k->desired,
+                          trigger_to_string(t));
+                break;
+        case ENFORCE_AUDIT:
+                log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_AUDIT_DRIFT, f, 5,
+                          "drift on %s: %s, policy wants %s (audit mode, not corrected; %s)", k->path,
+                          o->before.actual, k->desired, trigger_to_string(t));
+                break;
+        case ENFORCE_FAILED:
+                snprintf(errno_str, sizeof(errno_str), "%d", o->error);
+                enforce_describe_failure(o, why, sizeof(why));
+                log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_CORRECTION_FAILED, f, 6,
+                          "failed to correct %s: %s -> %s (%s): %s", k->path, o->before.actual, k->desired,
+                          trigger_to_string(t), why);
+                break;
+        case ENFORCE_NONE:
+                break;
+        }
+}
+
+/* Logs a knob turning unsupported or unreadable, or coming back, once per change. */
+static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
+        KnobRuntime *rt = &d->knobs[i];
+        const PolicyKnob *k = &d->policy->knobs[i];
+        bool was_bad =
+            rt->state_known && (rt->state == KNOB_STATE_UNSUPPORTED || rt->state == KNOB_STATE_ERROR);
+        LogField f[] = { { "THPGUARD_KNOB", k->path } };
+
+        if (rt->state_known && rt->state == st->state)
+                return;
+        if (st->state == KNOB_STATE_UNSUPPORTED || st->state == KNOB_STATE_ERROR)
+                log_event(&d->log, LOG_WARNING, NULL, f, 1, "%s is %s: %s; skipping it", k->path,
+                          knob_state_to_string(st->state), st->reason);
+        else if (was_bad)
+                log_event(&d->log, LOG_INFO, NULL, f, 1, "%s can be enforced again", k->path);
+        rt->state = st->state;
+        rt->state_known = true;
+}
+
+static void arm_backoff_timer(Daemon *d);
+
+/* Enforces one knob and logs what happened. True if it was corrected, or drifted in audit mode. */
+static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
+        KnobRuntime *rt = &d->knobs[i];
+        const PolicyKnob *k = &d->policy->knobs[i];
+        EnforceOutcome o;
+
+        enforce_knob(d->sysfs, k, d->ptes_max, effective_mode(d), &o);
+        note_state(d, i, &o.before);
+
+        switch (o.action) {
+        case ENFORCE_NONE:
+                if (o.before.state == KNOB_STATE_OK) {
+                        rt->reported_errno = 0;
+                        rt->reported[0] = '\0';
+                }
+                return false;
+        case ENFORCE_AUDIT:
+                /* Report a drift once, not at every recheck while it lasts. */
+                if (strcmp(rt->reported, o.before.actual) != 0)
+                        log_correction(d, k, &o, t);
+                snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
+                return true;
+        case ENFORCE_FAILED:
+                rt->failures++;
+                /* No storm: the same failure on the same value is logged once. */
+                if (rt->reported_errno != o.error || strcmp(rt->reported, o.before.actual) != 0)
+                        log_correction(d, k, &o, t);
+                rt->reported_errno = o.error;
+                snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
+                return false;
+        case ENFORCE_CORRECTED:
+                break;
+        }
+
+        rt->corrections[t]++;
+        rt->reported_errno = 0;
+        rt->reported[0] = '\0';
+        rt->state = KNOB_STATE_OK;
+        log_correction(d, k, &o, t);
+        if (fight_note_correction(&rt->fight, &d->fight_config, now, o.before.actual)) {
+                LogField f[] = { { "THPGUARD_KNOB", k->path },
+                                 { "THPGUARD_OBSERVED", o.before.actual },
+                                 { "THPGUARD_DESIRED", k->desired } };
+                rt->fights++;
+                log_event(
+                    &d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, 3,
+                    "writer fight on %s: another writer keeps setting %s (more than %u corrections in %us); "
+                    "backing off",
+                    k->path, o.before.actual, d->fight_config.threshold, d->policy->fight_window_sec);
+                arm_backoff_timer(d);
+        }
+        return true;
+}
+
+/* The one place a trigger checks a knob. In a fight's backoff we do not even read it. */
+static bool check_knob(Daemon *d, size_t i, Trigger t) {
+        uint64_t now = now_usec(d);
+
+        if (fight_in_backoff(&d->knobs[i].fight, now)) {
+                fight_note_suppressed(&d->knobs[i].fight, d->knobs[i].fight.foreign);
+                return false;
+        }
+        return enforce_and_log(d, i, t, now);
+}
+
+static unsigned check_all(Daemon *d, Trigger t) {
+        unsigned corrected = 0;
+
+        for (size_t i = 0; i < d->policy->n_knobs; i++)
+                corrected += check_knob(d, i, t);
+        return corrected;
+}
+
+static void arm_backoff_timer(Daemon *d) {
+        uint64_t next = UINT64_MAX;
+
+        for (size_t i = 0; i < d->policy->n_knobs; i++)
+                if (d->knobs[i].fight.active && d->knobs[i].fight.until_usec < next)
+                        next = d->knobs[i].fight.until_usec;
+        if (next == UINT64_MAX) {
+                sd_event_source_set_enabled(d->backoff_timer, SD_EVENT_OFF);
+                return;
+        }
+        sd_event_source_set_time(d->backoff_timer, next);
+        sd_event_source_set_enabled(d->backoff_timer, SD_EVENT_ONESHOT);
+}
+
+static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        uint64_t now = now_usec(d);
+
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                KnobRuntime *rt = &d->knobs[i];
+                const PolicyKnob *k = &d->policy->knobs[i];
+                LogField f[] = { { "THPGUARD_KNOB", k->path }, { "THPGUARD_OBSERVED", rt->fight.foreign } };
+                uint64_t suppressed;
+                KnobStatus st;
+
+                if (!rt->fight.active || rt->fight.until_usec > now)
+                        continue;
+                knob_status_read(d->sysfs, k, d->ptes_max, &st);
+                if (fight_window_closed(&rt->fight, &d->fight_config, now, st.state == KNOB_STATE_DRIFT,
+                                        &suppressed) == FIGHT_ENDED) {
+                        log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_WRITER_FIGHT, f, 2,
+                                  "writer fight on %s ended; %" PRIu64 " corrections were suppressed",
+                                  k->path, suppressed);
+                        continue;
+                }
+                log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, 2,
+                          "writer fight on %s goes on: %" PRIu64
+                          " corrections suppressed; correcting and backing "
+                          "off %" PRIu64 "s",
+                          k->path, suppressed, rt->fight.backoff_usec / USEC_PER_SEC);
+                /* Correct once at the window's end; the next window has already begun. */
+                enforce_and_log(d, i, TRIGGER_RECHECK, now);
+        }
+        arm_backoff_timer(d);
+        return 0;
+}
+
+static void notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when) {
+        size_t n = d->policy->n_knobs;
+        bool audit = effective_mode(d) == POLICY_MODE_AUDIT;
+
+        sd_notifyf(0, "%sSTATUS=%s %zu knob%s, %u %s at %s", prefix, audit ? "auditing" : "enforcing", n,
+                   n == 1 ? "" : "s", corrected, audit ? "drifted" : "corrected", when);
+}
+
+static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        size_t readded;
+
+        d->rechecks++;
+        readded = watches_readd(d->watches, d->sysfs);
+        if (readded > 0) {
+                log_plain(&d->log, LOG_INFO, "re-added %zu lost inotify watch%s", readded,
+                          readded == 1 ? "" : "es");
+                d->watch_lost_logged = false;
+        }
+        check_all(d, TRIGGER_RECHECK);
+        sd_event_source_set_time_relative(s, (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC);
+        sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+        Daemon *d = userdata;
+        bool pending[d->policy->n_knobs + 1], overflow = false;
+
+        memset(pending, 0, sizeof(pending));
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break; /* EAGAIN: drained */
+                }
+                for (char *p = buf; p < buf + n;) {
+                        const struct inotify_event *ev = (const struct inotify_event *)p;
+                        WatchDir *dir;
+
+                        p += sizeof(*ev) + ev->len;
+                        if (ev->mask & IN_Q_OVERFLOW) {
+                                overflow = true;
+                                continue;
+                        }
+                        dir = watches_find(d->watches, ev->wd);
+                        if (!dir)
+                                continue;
+                        if (ev->mask & IN_IGNORED) {
+                                /* The directory went away (or was unmounted): the recheck re-adds it. */
+                                dir->wd = -1;
+                                if (!d->watch_lost_logged)
+                                        log_plain(
+                                            &d->log, LOG_WARNING,
+                                            "lost the inotify watch on %s/%s; relying on the %us recheck "
+                                            "until it can be re-added",
+                                            d->sysfs->thp_dir, dir->rel, d->policy->recheck_interval_sec);
+                                d->watch_lost_logged = true;
+                                continue;
+                        }
+                        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                                char rel[KNOB_PATH_MAX];
+                                const char *name;
+
+                                knob_path_split(d->policy->knobs[i].path, rel, sizeof(rel), &name);
+                                if (strcmp(rel, dir->rel) == 0 &&
+                                    (ev->len == 0 || ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF) ||
+                                     strcmp(ev->name, name) == 0))
+                                        pending[i] = true;
+                        }
+                }
+        }
+
+        if (overflow) {
+                log_plain(&d->log, LOG_WARNING, "inotify queue overflowed; rechecking every knob");
+                d->rechecks++;
+                check_all(d, TRIGGER_RECHECK);
+                return 0;
+        }
+        for (size_t i = 0; i < d->policy->n_knobs; i++)
+                if (pending[i])
+                        check_knob(d, i, TRIGGER_INOTIFY);
+        return 0;
+}
+
+static int load_policy(Daemon *d, Diag *diag, Policy **ret) {
+        Policy *p = NULL;
+        int r;
+
+        r = policy_load(d->options->config, diag, &p);
+        if (r < 0)
+                return r;
+        if (d->options->audit)
+                p->mode = POLICY_MODE_AUDIT;
+        policy_check_kernel(p, d->sysfs, d->ptes_max, diag);
+        *ret = p;
+        return 0;
+}
+
+/* Makes p the policy in force. Nothing is left half-swapped on failure. */
+static int install_policy(Daemon *d, Policy *p) {
+        FightConfig fc = fight_config_for(p);
+        KnobRuntime *k = NULL;
+        int r;
+
+        r = runtime_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &k);
+        if (r < 0)
+                return r;
+        runtime_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
+        policy_free(d->policy);
+        d->policy = p;
+        d->knobs = k;
+        d->fight_config = fc;
+
+        if (watches_sync(d->watches, d->sysfs, p) > 0 && !d->watch_lost_logged) {
+                log_plain(&d->log, LOG_WARNING,
+                          "could not watch every knob directory; relying on the %us recheck",
+                          p->recheck_interval_sec);
+                d->watch_lost_logged = true;
+        }
+        if (d->recheck_timer) {
+                sd_event_source_set_time_relative(d->recheck_timer,
+                                                  (uint64_t)p->recheck_interval_sec * USEC_PER_SEC);
+                sd_event_source_set_enabled(d->recheck_timer, SD_EVENT_ONESHOT);
+        }
+        if (d->backoff_timer)
+                arm_backoff_timer(d);
+        return 0;
+}
+
+static void log_warnings(Daemon *d, const Diag *diag) {
+        for (size_t i = 0; i < diag->n_entries; i++)
+                log_plain(&d->log, diag->entries[i].level == DIAG_ERROR ? LOG_ERR : LOG_WARNING, "%s",
+                          diag->entries[i].text);
+}
+
+static void reload(Daemon *d) {
+        _cleanup_diag_ Diag diag = {};
+        struct timespec ts;
+        Policy *p = NULL;
+        unsigned corrected;
+        int r;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading %s",
+                   (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000, d->options->config);
+
+        r = load_policy(d, &diag, &p);
+        if (r < 0) {
+                _cleanup_free_ char *errors = diag_join(&diag, DIAG_ERROR);
+                LogField f[] = { { "THPGUARD_POLICY", d->options->config } };
+
+                d->reloads_failed++;
+                log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_POLICY_REJECTED, f, 1,
+                          "policy rejected, keeping the last good one: %s", errors ? errors : strerror(-r));
+                notify_status(d, "READY=1\n", 0, "last good policy; reload rejected,");
+                return;
+        }
+        log_warnings(d, &diag);
+        r = install_policy(d, p);
+        if (r < 0) {
+                policy_free(p);
+                d->reloads_failed++;
+                log_plain(&d->log, LOG_ERR, "cannot install the new policy: %s; keeping the last good one",
+                          strerror(-r));
+                sd_notify(0, "READY=1");
+                return;
+        }
+        d->reloads_ok++;
+        corrected = check_all(d, TRIGGER_RELOAD);
+        {
+                LogField f[] = { { "THPGUARD_POLICY", d->options->config } };
+                log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_POLICY_RELOADED, f, 1,
+                          "policy reloaded from %s: %zu knobs, mode %s, %u corrected", d->options->config,
+                          d->policy->n_knobs, policy_mode_to_string(effective_mode(d)), corrected);
+        }
+        notify_status(d, "READY=1\n", corrected, "reload");
+}
+
+static int on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        reload(userdata);
+        return 0;
+}
+
+/* Schedules a reload `delay` from now, unless one is due sooner: a burst of triggers reloads once. */
+static void schedule_reload(Daemon *d, uint64_t delay) {
+        uint64_t due = now_usec(d) + delay, cur;
+        int enabled = SD_EVENT_OFF;
+
+        sd_event_source_get_enabled(d->reload_timer, &enabled);
+        if (enabled != SD_EVENT_OFF && sd_event_source_get_time(d->reload_timer, &cur) >= 0 && cur <= due)
+                return;
+        sd_event_source_set_time(d->reload_timer, due);
+        sd_event_source_set_enabled(d->reload_timer, SD_EVENT_ONESHOT);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        schedule_reload(userdata, 0);
+        return 0;
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Daemon *d = userdata;
+
+        log_plain(&d->log, LOG_INFO, "received %s; exiting, knobs left as they are",
+                  strsignal((int)si->ssi_signo));
+        sd_event_exit(d->event, EXIT_SUCCESS);
+        return 0;
+}
+
+static int on_config_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        Daemon *d = userdata;
+        bool relevant = false;
+
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (char *p = buf; p < buf + n;) {
+                        const struct inotify_event *ev = (const struct inotify_event *)p;
+
+                        p += sizeof(*ev) + ev->len;
+                        /*
+                         * Our file, or a ConfigMap's "..data" symlink swap (the kubelet renames
+                         * ..data_tmp over ..data; the file itself is never written).
+                         */
+                        if (ev->mask & IN_Q_OVERFLOW ||
+                            (ev->len > 0 &&
+                             (strcmp(ev->name, d->config_name) == 0 || strncmp(ev->name, "..", 2) == 0)))
+                                relevant = true;
+                }
+        }
+        if (relevant)
+                schedule_reload(d, RELOAD_DEBOUNCE_USEC);
+        return 0;
+}
+
+static int setup_config_watch(Daemon *d) {
+        char dir[PATH_MAX];
+        const char *slash = strrchr(d->options->config, '/');
+        int r;
+
+        d->config_name = slash ? slash + 1 : d->options->config;
+        if (!slash)
+                snprintf(dir, sizeof(dir), ".");
+        else if (slash == d->options->config)
+                snprintf(dir, sizeof(dir), "/");
+        else
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - d->options->config), d->options->config);
+
+        r = watches_new(&d->config_watch);
+        if (r < 0)
+                return r;
+        if (inotify_add_watch(d->config_watch->fd, dir,
+                              IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB |
+                                  IN_MOVED_FROM) < 0) {
+                log_plain(&d->log, LOG_WARNING,
+                          "cannot watch %s for policy changes (%s); reload with SIGHUP", dir,
+                          strerror(errno));
+                return 0;
+        }
+        return sd_event_add_io(d->event, &d->config_source, d->config_watch->fd, EPOLLIN, on_config_inotify,
+                               d);
+}
+
+static void daemon_done(Daemon *d) {
+        sd_event_source_disable_unref(d->thp_source);
+        sd_event_source_disable_unref(d->config_source);
+        sd_event_source_disable_unref(d->recheck_timer);
+        sd_event_source_disable_unref(d->reload_timer);
+        sd_event_source_disable_unref(d->backoff_timer);
+        sd_event_source_disable_unref(d->sigterm);
+        sd_event_source_disable_unref(d->sigint);
+        sd_event_source_disable_unref(d->sighup);
+        sd_event_unref(d->event);
+        watches_free(d->watches);
+        watches_free(d->config_watch);
+        runtime_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
+        policy_free(d->policy);
+        sysfs_free(d->sysfs);
+}
+
+int daemon_run(const DaemonOptions *o) {
+        _cleanup_(daemon_done) Daemon d = { .options = o };
+        _cleanup_diag_ Diag diag = {};
+        unsigned corrected;
+        Policy *p = NULL;
+        int r;
+
+        logger_init(&d.log, o->log_target, JOURNAL_SOCKET, stderr);
+
+        r = sysfs_new(o->sysfs_root, &d.sysfs);
+        if (r == -ENODEV) {
+                fprintf(stderr,
+                        "thpguardd: --sysfs-root %s: no " SYSFS_THP_DIR " below it "
+                        "(a kernel without THP, or not a sysfs mount)\n",
+                        o->sysfs_root);
+                return EXIT_FAILURE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", o->sysfs_root, strerror(-r));
+                return EXIT_FAILURE;
+        }
+        if (sysfs_read_ptes_max(d.sysfs, &d.ptes_max) < 0)
+                d.ptes_max = PTES_MAX_UNKNOWN;
+
+        /* An invalid policy: report every error, write nothing, exit 1. */
+        r = load_policy(&d, &diag, &p);
+        diag_print(&diag, stderr);
+        if (r < 0)
+                return EXIT_FAILURE;
+        if (d.log.target == LOG_TARGET_JOURNAL)
+                log_warnings(&d, &diag);
+
+        r = watches_new(&d.watches);
+        if (r < 0) {
+                policy_free(p);
+                fprintf(stderr, "thpguardd: inotify: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        r = sd_event_default(&d.event);
+        if (r >= 0)
+                r = install_policy(&d, p);
+        if (r < 0) {
+                policy_free(p);
+                fprintf(stderr, "thpguardd: cannot set up: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+
+        /* Signals first, so a SIGTERM during the startup apply waits for the loop and exits cleanly. */
+        r = sd_event_add_signal(d.event, &d.sigterm, SIGTERM | SD_EVENT_SIGNAL_PROCMASK, on_exit_signal, &d);
+        if (r >= 0)
+                r = sd_event_add_signal(d.event, &d.sigint, SIGINT | SD_EVENT_SIGNAL_PROCMASK,
+                                        on_exit_signal, &d);
+        if (r >= 0)
+                r = sd_event_add_signal(d.event, &d.sighup, SIGHUP | SD_EVENT_SIGNAL_PROCMASK, on_sighup,
+                                        &d);
+        if (r < 0) {
+                fprintf(stderr, "thpguardd: signals: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+
+        corrected = check_all(&d, TRIGGER_STARTUP);
+
+        r = sd_event_add_io(d.event, &d.thp_source, d.watches->fd, EPOLLIN, on_thp_inotify, &d);
+        if (r >= 0)
+                r = sd_event_source_set_ratelimit(d.thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
+                                                  INOTIFY_RATELIMIT_BURST);
+        if (r >= 0)
+                r = sd_event_add_time_relative(d.event, &d.recheck_timer, CLOCK_MONOTONIC,
+                                               (uint64_t)d.policy->recheck_interval_sec * USEC_PER_SEC,
+                                               USEC_PER_SEC / 10, on_recheck, &d);
+        if (r >= 0)
+                r = sd_event_add_time(d.event, &d.reload_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC,
+                                      on_reload_timer, &d);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d.reload_timer, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_time(d.event, &d.backoff_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 10,
+                                      on_backoff_timer, &d);
+        if (r >= 0) {
+                arm_backoff_timer(&d);
+                r = setup_config_watch(&d);
+        }
+        if (r >= 0)
+                r = sd_event_set_watchdog(d.event, true);
+        if (r < 0) {
+                fprintf(stderr, "thpguardd: cannot set up the event loop: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+
+        log_plain(&d.log, LOG_INFO, "started: %s %zu knobs from %s under %s, %u %s at startup",
+                  effective_mode(&d) == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d.policy->n_knobs,
+                  o->config, d.sysfs->thp_dir, corrected,
+                  effective_mode(&d) == POLICY_MODE_AUDIT ? "drifted" : "corrected");
+        notify_status(&d, "READY=1\n", corrected, "startup");
+
+        r = sd_event_loop(d.event);
+        sd_notify(0, "STOPPING=1");
+        return r < 0 ? EXIT_FAILURE : r;
+}

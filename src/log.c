@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+
+#define LOG_FIELDS_MAX 16
+#define LOG_LINE_MAX   2048
+
+int log_target_from_string(const char *s, LogTarget *ret) {
+        if (strcmp(s, "auto") == 0)
+                *ret = LOG_TARGET_AUTO;
+        else if (strcmp(s, "journal") == 0)
+                *ret = LOG_TARGET_JOURNAL;
+        else if (strcmp(s, "console") == 0)
+                *ret = LOG_TARGET_CONSOLE;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+static bool journal_available(const char *socket) {
+        return access(socket, F_OK) == 0;
+}
+
+void logger_init(Logger *l, LogTarget requested, const char *journal_socket, FILE *console) {
+        l->journal_socket = journal_socket;
+        l->console = console;
+        l->target = requested;
+        if (requested == LOG_TARGET_AUTO)
+                l->target = journal_available(journal_socket) ? LOG_TARGET_JOURNAL : LOG_TARGET_CONSOLE;
+}
+
+static const char *level_name(int priority) {
+        static const char *const names[] = { "emerg", "alert",  "crit", "error",
+                                             "warn",  "notice", "info", "debug" };
+        return names[priority & 7];
+}
+
+static bool needs_quotes(const char *v) {
+        if (!*v)
+                return true;
+        for (; *v; v++)
+                if (*v == ' ' || *v == '=' || *v == '"' || *v == '\\' || !isprint((unsigned char)*v))
+                        return true;
+        return false;
+}
+
+void logfmt_append(char *buf, size_t size, const char *key, const char *value) {
+        size_t used = strlen(buf);
+        bool quote = needs_quotes(value);
+
+#define PUT(c)                                                                                              \
+        do {                                                                                                \
+                if (used + 1 < size)                                                                        \
+                        buf[used++] = (c);                                                                  \
+        } while (0)
+
+        if (used > 0)
+                PUT(' ');
+        for (const char *k = key; *k; k++)
+                PUT(*k);
+        PUT('=');
+        if (quote)
+                PUT('"');
+        for (const char *v = value; *v; v++) {
+                if (*v == '"' || *v == '\\') {
+                        PUT('\\');
+                        PUT(*v);
+                } else if (*v == '\n') {
+                        PUT('\\');
+                        PUT('n');
+                } else if (!isprint((unsigned char)*v))
+                        PUT('?');
+                else
+                        PUT(*v);
+        }
+        if (quote)
+                PUT('"');
+        buf[used] = '\0';
+#undef PUT
+}
+
+/* "THPGUARD_KNOB" -> "knob", "MESSAGE_ID" -> "message_id". */
+static void logfmt_key(const char *field, char *buf, size_t size) {
+        size_t i = 0;
+
+        if (strncmp(field, "THPGUARD_", STRLEN("THPGUARD_")) == 0)
+                field += STRLEN("THPGUARD_");
+        for (; *field && i + 1 < size; field++)
+                buf[i++] = (char)tolower((unsigned char)*field);
+        buf[i] = '\0';
+}
+
+static void log_console(const Logger *l, int priority, const char *message_id, const LogField *fields,
+                        size_t n_fields, const char *msg) {
+        char line[LOG_LINE_MAX] = "", key[64];
+
+        logfmt_append(line, sizeof(line), "level", level_name(priority));
+        logfmt_append(line, sizeof(line), "msg", msg);
+        for (size_t i = 0; i < n_fields; i++) {
+                logfmt_key(fields[i].key, key, sizeof(key));
+                logfmt_append(line, sizeof(line), key, fields[i].value);
+        }
+        if (message_id)
+                logfmt_append(line, sizeof(line), "message_id", message_id);
+        fprintf(l->console, "%s\n", line);
+        fflush(l->console);
+}
+
+static int log_journal(int priority, const char *message_id, const LogField *fields, size_t n_fields,
+                       const char *msg) {
+        char texts[LOG_FIELDS_MAX + 4][LOG_LINE_MAX / 2];
+        struct iovec iov[LOG_FIELDS_MAX + 4];
+        size_t n = 0;
+
+#define ADD(...)                                                                                            \
+        do {                                                                                                \
+                snprintf(texts[n], sizeof(texts[n]), __VA_ARGS__);                                          \
+                iov[n] = (struct iovec){ .iov_base = texts[n], .iov_len = strlen(texts[n]) };               \
+                n++;                                                                                        \
+        } while (0)
+
+        ADD("MESSAGE=%s", msg);
+        ADD("PRIORITY=%d", priority);
+        ADD("SYSLOG_IDENTIFIER=thpguardd");
+        if (message_id)
+                ADD("MESSAGE_ID=%s", message_id);
+        for (size_t i = 0; i < n_fields && i < LOG_FIELDS_MAX; i++)
+                ADD("%s=%s", fields[i].key, fields[i].value);
+#undef ADD
+        return sd_journal_sendv(iov, (int)n);
+}
+
+void log_event(const Logger *l, int priority, const char *message_id, const LogField *fields,
+               size_t n_fields, const char *fmt, ...) {
+        char msg[LOG_LINE_MAX / 2];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+
+        if (l->target == LOG_TARGET_JOURNAL && journal_available(l->journal_socket) &&
+            log_journal(priority, message_id, fields, n_fields, msg) >= 0)
+                return;
+        log_console(l, priority, message_id, fields, n_fields, msg);
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/watch.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/inotify.h>
+
+int watches_new(Watches **ret) {
+        Watches *w = calloc(1, sizeof(*w));
+
+        if (!w)
+                return -ENOMEM;
+        w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (w->fd < 0) {
+                int r = -errno;
+                free(w);
+                return r;
+        }
+        *ret = w;
+        return 0;
+}
+
+Watches *watches_free(Watches *w) {
+        if (!w)
+                return NULL;
+        if (w->fd >= 0)
+                close(w->fd);
+        free(w->dirs);
+        free(w);
+        return NULL;
+}
+
+void knob_path_split(const char *path, char *ret_dir, size_t size, const char **ret_name) {
+        const char *slash = strrchr(path, '/');
+
+        if (!slash) {
+                snprintf(ret_dir, size, "%s", "");
+                *ret_name = path;
+                return;
+        }
+        snprintf(ret_dir, size, "%.*s", (int)(slash - path), path);
+        *ret_name = slash + 1;
+}
+
+static int watch_add(Watches *w, const Sysfs *s, WatchDir *d) {
+        char path[PATH_MAX];
+        int r, wd;
+
+        r = sysfs_thp_path(s, d->rel, path, sizeof(path));
+        if (r < 0)
+                return r;
+        wd = inotify_add_watch(w->fd, path, WATCH_MASK);
+        if (wd < 0)
+                return -errno;
+        d->wd = wd;
+        return 0;
+}
+
+size_t watches_sync(Watches *w, const Sysfs *s, const Policy *p) {
+        WatchDir *dirs = NULL;
+        size_t n = 0, failed = 0;
+
+        for (size_t i = 0; i < p->n_knobs; i++) {
+                char rel[KNOB_PATH_MAX];
+                const char *name;
+                bool seen = false;
+
+                knob_path_split(p->knobs[i].path, rel, sizeof(rel), &name);
+                for (size_t j = 0; j < n && !seen; j++)
+                        seen = strcmp(dirs[j].rel, rel) == 0;
+                if (seen)
+                        continue;
+                WatchDir *nd = realloc(dirs, (n + 1) * sizeof(*nd));
+                if (!nd)
+                        break;
+                dirs = nd;
+                snprintf(dirs[n].rel, sizeof(dirs[n].rel), "%s", rel);
+                dirs[n].wd = -1;
+                n++;
+        }
+
+        /* inotify_add_watch() on an inode already watched returns the same wd, so re-adding is cheap. */
+        for (size_t i = 0; i < w->n_dirs; i++)
+                if (w->dirs[i].wd >= 0)
+                        inotify_rm_watch(w->fd, w->dirs[i].wd);
+        free(w->dirs);
+        w->dirs = dirs;
+        w->n_dirs = n;
+        for (size_t i = 0; i < n; i++)
+                if (watch_add(w, s, &w->dirs[i]) < 0)
+                        failed++;
+        return failed;
+}
+
+size_t watches_readd(Watches *w, const Sysfs *s) {
+        size_t added = 0;
+
+        for (size_t i = 0; i < w->n_dirs; i++)
+                if (w->dirs[i].wd < 0 && watch_add(w, s, &w->dirs[i]) >= 0)
+                        added++;
+        return added;
+}
+
+WatchDir *watches_find(Watches *w, int wd) {
+        for (size_t i = 0; i < w->n_dirs; i++)
+                if (w->dirs[i].wd == wd)
+                        return &w->dirs[i];
+        return NULL;
+}
