@@ -1,0 +1,929 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/procfs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "thpguard/macro.h"
+
+/*
+ * Everything the kernel prints in these files is lines. A read that was cut
+ * short ends without its newline; the kernel never prints that, so such a
+ * buffer is refused instead of being half believed.
+ */
+typedef struct LineReader {
+        const char *pos, *end;
+} LineReader;
+
+static int lines_begin(const char *buf, size_t len, LineReader *ret) {
+        if (!buf || len == 0 || memchr(buf, '\0', len))
+                return -EBADMSG;
+        if (buf[len - 1] != '\n')
+                return -EBADMSG;
+        *ret = (LineReader){ .pos = buf, .end = buf + len };
+        return 0;
+}
+
+/* The next line without its newline; false at the end. */
+static bool lines_next(LineReader *lr, const char **ret_line, size_t *ret_len) {
+        const char *nl;
+
+        if (lr->pos >= lr->end)
+                return false;
+        nl = memchr(lr->pos, '\n', (size_t)(lr->end - lr->pos));
+        /* lines_begin() made sure the buffer ends in '\n'. */
+        *ret_line = lr->pos;
+        *ret_len = (size_t)(nl - lr->pos);
+        lr->pos = nl + 1;
+        return true;
+}
+
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t';
+}
+
+static bool is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+/* Decimal digits, all of s[0..n), no sign, no overflow. */
+static int parse_u64(const char *s, size_t n, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (n == 0)
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++) {
+                unsigned d;
+
+                if (!is_digit(s[i]))
+                        return -EBADMSG;
+                d = (unsigned)(s[i] - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -EBADMSG;
+                v = v * 10 + d;
+        }
+        *ret = v;
+        return 0;
+}
+
+/* "   1234 kB" or "   0": blanks, digits, an optional " kB", nothing else. */
+static int parse_kb_value(const char *s, size_t n, uint64_t *ret) {
+        size_t i = 0, start;
+
+        while (i < n && is_blank(s[i]))
+                i++;
+        start = i;
+        while (i < n && is_digit(s[i]))
+                i++;
+        if (i - start == 0)
+                return -EBADMSG;
+        if (i < n && !(n - i == 3 && memcmp(s + i, " kB", 3) == 0))
+                return -EBADMSG;
+        return parse_u64(s + start, i - start, ret);
+}
+
+/* Splits "Key:<value>"; false if the line has no colon. */
+static bool split_key(const char *line, size_t len, const char **ret_key, size_t *ret_key_len,
+                      const char **ret_value, size_t *ret_value_len) {
+        const char *colon = memchr(line, ':', len);
+
+        if (!colon)
+                return false;
+        *ret_key = line;
+        *ret_key_len = (size_t)(colon - line);
+        *ret_value = colon + 1;
+        *ret_value_len = len - *ret_key_len - 1;
+        return true;
+}
+
+static bool key_is(const char *key, size_t key_len, const char *want) {
+        return strlen(want) == key_len && memcmp(key, want, key_len) == 0;
+}
+
+/*
+ * A table of "Key:" -> uint64_t field, shared by meminfo, smaps_rollup and
+ * status. A field printed twice is refused: the kernel never does, and
+ * which of the two to believe would be a guess.
+ */
+typedef struct KbField {
+        const char *key;
+        size_t offset;
+} KbField;
+
+static int kb_fields_apply(const KbField *fields, size_t n_fields, bool *seen, void *dest, const char *key,
+                           size_t key_len, const char *value, size_t value_len) {
+        for (size_t i = 0; i < n_fields; i++) {
+                uint64_t v;
+                int r;
+
+                if (!key_is(key, key_len, fields[i].key))
+                        continue;
+                if (seen[i])
+                        return -EBADMSG;
+                r = parse_kb_value(value, value_len, &v);
+                if (r < 0)
+                        return r;
+                seen[i] = true;
+                memcpy((char *)dest + fields[i].offset, &v, sizeof(v));
+                return 0;
+        }
+        return 0;
+}
+
+bool procfs_sanitize(const char *src, size_t len, char *buf, size_t size) {
+        size_t used = 0;
+
+        if (size == 0)
+                return len == 0;
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)src[i];
+
+                if (c >= 0x20 && c < 0x7f) {
+                        if (used + 1 >= size) {
+                                buf[used] = '\0';
+                                return false;
+                        }
+                        buf[used++] = (char)c;
+                } else {
+                        if (used + 4 >= size) {
+                                buf[used] = '\0';
+                                return false;
+                        }
+                        snprintf(buf + used, size - used, "\\x%02x", c);
+                        used += 4;
+                }
+        }
+        buf[used] = '\0';
+        return true;
+}
+
+/* ---- /proc/meminfo ------------------------------------------------------ */
+
+/*
+ * A real read on this machine (6.18, trimmed in the middle):
+ *
+ *   MemTotal:       24683620 kB
+ *   MemFree:        24416904 kB
+ *   MemAvailable:   24383836 kB
+ *   ...
+ *   AnonPages:         10024 kB
+ *   Shmem:              8952 kB
+ *   ...
+ *   AnonHugePages:         0 kB
+ *   ShmemHugePages:        0 kB
+ *   ShmemPmdMapped:        0 kB
+ *   FileHugePages:         0 kB
+ *   FilePmdMapped:         0 kB
+ *   Balloon:               0 kB
+ *   HugePages_Total:       0
+ *   HugePages_Free:        0
+ *   HugePages_Rsvd:        0
+ *   HugePages_Surp:        0
+ *   Hugepagesize:       2048 kB
+ *   Hugetlb:               0 kB
+ *   DirectMap4k:       30720 kB
+ *   DirectMap2M:    25135104 kB
+ *
+ * Lines we do not know are skipped whatever they hold: kernels add fields.
+ */
+int procfs_parse_meminfo(const char *buf, size_t len, ProcMeminfo *ret) {
+        static const KbField fields[] = {
+                { "MemTotal", offsetof(ProcMeminfo, mem_total_kb) },
+                { "MemFree", offsetof(ProcMeminfo, mem_free_kb) },
+                { "MemAvailable", offsetof(ProcMeminfo, mem_available_kb) },
+                { "AnonPages", offsetof(ProcMeminfo, anon_pages_kb) },
+                { "Shmem", offsetof(ProcMeminfo, shmem_kb) },
+                { "AnonHugePages", offsetof(ProcMeminfo, anon_huge_pages_kb) },
+                { "ShmemHugePages", offsetof(ProcMeminfo, shmem_huge_pages_kb) },
+                { "ShmemPmdMapped", offsetof(ProcMeminfo, shmem_pmd_mapped_kb) },
+                { "FileHugePages", offsetof(ProcMeminfo, file_huge_pages_kb) },
+                { "FilePmdMapped", offsetof(ProcMeminfo, file_pmd_mapped_kb) },
+                { "Hugepagesize", offsetof(ProcMeminfo, hugepagesize_kb) },
+        };
+        ProcMeminfo m = {
+                .mem_total_kb = PROCFS_UNKNOWN,
+                .mem_free_kb = PROCFS_UNKNOWN,
+                .mem_available_kb = PROCFS_UNKNOWN,
+                .anon_pages_kb = PROCFS_UNKNOWN,
+                .shmem_kb = PROCFS_UNKNOWN,
+                .anon_huge_pages_kb = PROCFS_UNKNOWN,
+                .shmem_huge_pages_kb = PROCFS_UNKNOWN,
+                .shmem_pmd_mapped_kb = PROCFS_UNKNOWN,
+                .file_huge_pages_kb = PROCFS_UNKNOWN,
+                .file_pmd_mapped_kb = PROCFS_UNKNOWN,
+                .hugepagesize_kb = PROCFS_UNKNOWN,
+        };
+        bool seen[ELEMENTSOF(fields)] = {};
+        const char *line, *key, *value;
+        size_t line_len, key_len, value_len;
+        LineReader lr;
+        int r;
+
+        r = lines_begin(buf, len, &lr);
+        if (r < 0)
+                return r;
+        while (lines_next(&lr, &line, &line_len)) {
+                if (!split_key(line, line_len, &key, &key_len, &value, &value_len))
+                        continue;
+                r = kb_fields_apply(fields, ELEMENTSOF(fields), seen, &m, key, key_len, value, value_len);
+                if (r < 0)
+                        return r;
+        }
+        if (m.mem_total_kb == PROCFS_UNKNOWN)
+                return -EBADMSG;
+        *ret = m;
+        return 0;
+}
+
+/* ---- /proc/vmstat ------------------------------------------------------- */
+
+/*
+ * A real read on this machine (6.18), the lines kept, in file order:
+ *
+ *   nr_anon_transparent_hugepages 0
+ *   nr_shmem_hugepages 0
+ *   nr_file_hugepages 0
+ *   ...
+ *   thp_migration_success 0
+ *   thp_migration_fail 0
+ *   thp_migration_split 0
+ *   compact_migrate_scanned 0
+ *   compact_free_scanned 0
+ *   compact_isolated 0
+ *   compact_stall 0
+ *   compact_fail 0
+ *   compact_success 0
+ *   compact_daemon_wake 0
+ *   compact_daemon_migrate_scanned 0
+ *   compact_daemon_free_scanned 0
+ *   thp_fault_alloc 0
+ *   thp_fault_fallback 0
+ *   thp_fault_fallback_charge 0
+ *   thp_collapse_alloc 0
+ *   thp_collapse_alloc_failed 0
+ *   thp_file_alloc 0
+ *   thp_file_fallback 0
+ *   thp_file_fallback_charge 0
+ *   thp_file_mapped 0
+ *   thp_split_page 0
+ *   thp_split_page_failed 0
+ *   thp_deferred_split_page 0
+ *   thp_underused_split_page 0
+ *   thp_split_pmd 0
+ *   thp_scan_exceed_none_pte 0
+ *   thp_scan_exceed_swap_pte 0
+ *   thp_scan_exceed_share_pte 0
+ *   thp_split_pud 0
+ *   thp_zero_page_alloc 0
+ *   thp_zero_page_alloc_failed 0
+ *   thp_swpout 0
+ *   thp_swpout_fallback 0
+ *
+ * "name value", one space. Only the kept lines are checked: another
+ * subsystem's odd line must not cost us the THP counters.
+ */
+bool procfs_vmstat_is_thp_counter(const char *name, size_t len) {
+        static const char suffix[] = "_hugepages";
+
+        if ((len > 4 && memcmp(name, "thp_", 4) == 0) || (len > 8 && memcmp(name, "compact_", 8) == 0))
+                return true;
+        return len > 3 + STRLEN(suffix) && memcmp(name, "nr_", 3) == 0 &&
+               memcmp(name + len - STRLEN(suffix), suffix, STRLEN(suffix)) == 0;
+}
+
+static bool is_counter_name(const char *s, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || is_digit(s[i]) || s[i] == '_'))
+                        return false;
+        return n > 0;
+}
+
+int procfs_parse_vmstat(const char *buf, size_t len, ProcVmstat *ret) {
+        ProcVmstat *v;
+        const char *line;
+        size_t line_len;
+        LineReader lr;
+        int r;
+
+        r = lines_begin(buf, len, &lr);
+        if (r < 0)
+                return r;
+        /* ProcVmstat is 9 kB: build it on the heap, not in a fuzzer's small stack frames twice. */
+        v = calloc(1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        while (lines_next(&lr, &line, &line_len)) {
+                const char *sp = memchr(line, ' ', line_len);
+                size_t name_len;
+                uint64_t value;
+
+                name_len = sp ? (size_t)(sp - line) : line_len;
+                if (!procfs_vmstat_is_thp_counter(line, name_len))
+                        continue;
+                if (!sp || !is_counter_name(line, name_len) ||
+                    parse_u64(sp + 1, line_len - name_len - 1, &value) < 0) {
+                        free(v);
+                        return -EBADMSG;
+                }
+                for (size_t i = 0; i < v->n_counters; i++)
+                        if (key_is(line, name_len, v->counters[i].name)) {
+                                free(v);
+                                return -EBADMSG;
+                        }
+                if (name_len >= PROCFS_COUNTER_NAME_MAX || v->n_counters == PROCFS_VMSTAT_MAX) {
+                        v->truncated = true;
+                        continue;
+                }
+                memcpy(v->counters[v->n_counters].name, line, name_len);
+                v->counters[v->n_counters].name[name_len] = '\0';
+                v->counters[v->n_counters].value = value;
+                v->n_counters++;
+        }
+        *ret = *v;
+        free(v);
+        return 0;
+}
+
+uint64_t procfs_vmstat_get(const ProcVmstat *v, const char *name) {
+        for (size_t i = 0; i < v->n_counters; i++)
+                if (strcmp(v->counters[i].name, name) == 0)
+                        return v->counters[i].value;
+        return PROCFS_UNKNOWN;
+}
+
+/* ---- /proc/PID/smaps_rollup --------------------------------------------- */
+
+/*
+ * A real read on this machine (6.18, `cat /proc/self/smaps_rollup`):
+ *
+ *   5601318bb000-7ffc595bd000 ---p 00000000 00:00 0                          [rollup]
+ *   Rss:                1716 kB
+ *   Pss:                 478 kB
+ *   Pss_Dirty:           112 kB
+ *   Pss_Anon:            112 kB
+ *   Pss_File:            366 kB
+ *   Pss_Shmem:             0 kB
+ *   Shared_Clean:       1532 kB
+ *   Shared_Dirty:          0 kB
+ *   Private_Clean:        72 kB
+ *   Private_Dirty:       112 kB
+ *   Referenced:         1716 kB
+ *   Anonymous:           112 kB
+ *   KSM:                   0 kB
+ *   LazyFree:              0 kB
+ *   AnonHugePages:         0 kB
+ *   ShmemPmdMapped:        0 kB
+ *   FilePmdMapped:         0 kB
+ *   Shared_Hugetlb:        0 kB
+ *   Private_Hugetlb:       0 kB
+ *   Swap:                  0 kB
+ *   SwapPss:               0 kB
+ *   Locked:                0 kB
+ *
+ * A kernel thread's read fails with ESRCH; a process with no mappings left
+ * (exiting) reads empty. Both are for the caller to skip.
+ */
+int procfs_parse_smaps_rollup(const char *buf, size_t len, ProcSmapsRollup *ret) {
+        static const KbField fields[] = {
+                { "Rss", offsetof(ProcSmapsRollup, rss_kb) },
+                { "Pss", offsetof(ProcSmapsRollup, pss_kb) },
+                { "AnonHugePages", offsetof(ProcSmapsRollup, anon_huge_pages_kb) },
+                { "Anonymous", offsetof(ProcSmapsRollup, anonymous_kb) },
+                { "ShmemPmdMapped", offsetof(ProcSmapsRollup, shmem_pmd_mapped_kb) },
+                { "FilePmdMapped", offsetof(ProcSmapsRollup, file_pmd_mapped_kb) },
+                { "Swap", offsetof(ProcSmapsRollup, swap_kb) },
+        };
+        ProcSmapsRollup s = {
+                .rss_kb = PROCFS_UNKNOWN,
+                .pss_kb = PROCFS_UNKNOWN,
+                .anon_huge_pages_kb = PROCFS_UNKNOWN,
+                .anonymous_kb = PROCFS_UNKNOWN,
+                .shmem_pmd_mapped_kb = PROCFS_UNKNOWN,
+                .file_pmd_mapped_kb = PROCFS_UNKNOWN,
+                .swap_kb = PROCFS_UNKNOWN,
+        };
+        bool seen[ELEMENTSOF(fields)] = {};
+        const char *line, *key, *value;
+        size_t line_len, key_len, value_len;
+        LineReader lr;
+        int r;
+
+        r = lines_begin(buf, len, &lr);
+        if (r < 0)
+                return r;
+        /* The header line names the rollup; without it this is some other file. */
+        if (!lines_next(&lr, &line, &line_len) || line_len < 8 ||
+            memcmp(line + line_len - 8, "[rollup]", 8) != 0)
+                return -EBADMSG;
+        while (lines_next(&lr, &line, &line_len)) {
+                if (!split_key(line, line_len, &key, &key_len, &value, &value_len))
+                        return -EBADMSG;
+                r = kb_fields_apply(fields, ELEMENTSOF(fields), seen, &s, key, key_len, value, value_len);
+                if (r < 0)
+                        return r;
+        }
+        /* A rollup cut before these lines would read as a process without huge pages. */
+        if (s.rss_kb == PROCFS_UNKNOWN || s.pss_kb == PROCFS_UNKNOWN ||
+            s.anon_huge_pages_kb == PROCFS_UNKNOWN)
+                return -EBADMSG;
+        *ret = s;
+        return 0;
+}
+
+/* ---- /proc/PID/status --------------------------------------------------- */
+
+/*
+ * A real read on this machine (6.18, `cat /proc/self/status`, trimmed):
+ *
+ *   Name:	cat
+ *   Umask:	0022
+ *   State:	R (running)
+ *   Tgid:	5181
+ *   Ngid:	0
+ *   Pid:	5181
+ *   PPid:	5176
+ *   ...
+ *   Kthread:	0
+ *   VmPeak:	    3060 kB
+ *   ...
+ *   VmRSS:	    1708 kB
+ *   RssAnon:	     116 kB
+ *   RssFile:	    1592 kB
+ *   ...
+ *   CoreDumping:	0
+ *   THP_enabled:	1
+ *   untag_mask:	0xffffffffffffffff
+ *   ...
+ *
+ * Name is the comm with only '\\' and '\n' escaped: after
+ * prctl(PR_SET_NAME, "a\x01\xff\tb\\c\n d") it reads, byte for byte,
+ * "Name:\ta\x01\xff\tb\\\\c\\n d\n". So it may hold a tab, control bytes
+ * and invalid UTF-8; we hand it back sanitized.
+ *
+ * THP_enabled is 0 only after prctl(PR_SET_THP_DISABLE, 1, 0): with
+ * PR_THP_DISABLE_EXCEPT_ADVISED (6.18) it still reads 1.
+ */
+int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
+        static const KbField fields[] = {
+                { "Pid", offsetof(ProcStatus, pid) },
+                { "PPid", offsetof(ProcStatus, ppid) },
+                { "VmRSS", offsetof(ProcStatus, vm_rss_kb) },
+                { "RssAnon", offsetof(ProcStatus, rss_anon_kb) },
+        };
+        ProcStatus s = {
+                .pid = PROCFS_UNKNOWN,
+                .ppid = PROCFS_UNKNOWN,
+                .kthread = -1,
+                .thp_enabled = -1,
+                .vm_rss_kb = PROCFS_UNKNOWN,
+                .rss_anon_kb = PROCFS_UNKNOWN,
+        };
+        bool seen[ELEMENTSOF(fields)] = {}, have_name = false;
+        const char *line, *key, *value;
+        size_t line_len, key_len, value_len;
+        LineReader lr;
+        int r;
+
+        r = lines_begin(buf, len, &lr);
+        if (r < 0)
+                return r;
+        while (lines_next(&lr, &line, &line_len)) {
+                if (!split_key(line, line_len, &key, &key_len, &value, &value_len))
+                        continue;
+                if (key_is(key, key_len, "Name")) {
+                        /* "Name:\t<comm>": the tab is the separator, the comm may hold tabs. */
+                        if (have_name || value_len == 0 || value[0] != '\t')
+                                return -EBADMSG;
+                        procfs_sanitize(value + 1, value_len - 1, s.name, sizeof(s.name));
+                        have_name = true;
+                        continue;
+                }
+                if (key_is(key, key_len, "THP_enabled") || key_is(key, key_len, "Kthread")) {
+                        int *dest = key[0] == 'T' ? &s.thp_enabled : &s.kthread;
+                        uint64_t v;
+
+                        if (*dest != -1 || parse_kb_value(value, value_len, &v) < 0 || v > 1)
+                                return -EBADMSG;
+                        *dest = (int)v;
+                        continue;
+                }
+                r = kb_fields_apply(fields, ELEMENTSOF(fields), seen, &s, key, key_len, value, value_len);
+                if (r < 0)
+                        return r;
+        }
+        if (!have_name)
+                return -EBADMSG;
+        *ret = s;
+        return 0;
+}
+
+/* ---- /proc/cmdline ------------------------------------------------------ */
+
+/*
+ * A real read on this machine (6.18, a Firecracker VM; no THP parameter):
+ *
+ *   mitigations=auto,no_guest_host,no_guest_guest console=ttyS0 quiet reboot=k panic=1 nomodule
+ *   random.trust_cpu=1 swiotlb=noforce psi=1 ... pvm_no_zero_page=1 tsc=unstable
+ *   rcupdate.rcu_cpu_stall_cputime=1 sched_vcpu_pack=15 rdinit=/process_api -- --firecracker-init
+ *   --addr 0.0.0.0:2024 ...
+ *
+ * (one line; wrapped here). Everything after "--" belongs to init, so a
+ * "transparent_hugepage=" there is not the kernel's.
+ */
+static const char *const cmdline_param_names[_PROC_CMDLINE_PARAM_MAX] = {
+        [PROC_CMDLINE_THP] = "transparent_hugepage",
+        [PROC_CMDLINE_THP_SHMEM] = "transparent_hugepage_shmem",
+        [PROC_CMDLINE_THP_ANON] = "thp_anon",
+        [PROC_CMDLINE_THP_SHMEM_SIZES] = "thp_shmem",
+};
+
+const char *procfs_cmdline_param_name(ProcCmdlineParam p) {
+        if ((unsigned)p >= _PROC_CMDLINE_PARAM_MAX)
+                return NULL;
+        return cmdline_param_names[p];
+}
+
+static bool is_space(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* parameq(): '-' and '_' are interchangeable in parameter names. */
+static bool param_eq(const char *s, size_t n, const char *name) {
+        if (strlen(name) != n)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char a = s[i] == '-' ? '_' : s[i], b = name[i] == '-' ? '_' : name[i];
+                if (a != b)
+                        return false;
+        }
+        return true;
+}
+
+int procfs_parse_cmdline(const char *buf, size_t len, ProcCmdline *ret) {
+        ProcCmdline c = {};
+        size_t i = 0;
+
+        if (!buf || memchr(buf, '\0', len))
+                return -EBADMSG;
+        for (;;) {
+                size_t start, end, value, value_end;
+                bool quoted = false, in_quote;
+                const char *eq;
+
+                while (i < len && is_space(buf[i]))
+                        i++;
+                if (i == len)
+                        break;
+                /* next_arg(): a leading quote is dropped; inside quotes spaces do not split. */
+                if (buf[i] == '"') {
+                        quoted = true;
+                        i++;
+                }
+                start = i;
+                in_quote = quoted;
+                while (i < len && (in_quote || !is_space(buf[i]))) {
+                        if (buf[i] == '"')
+                                in_quote = !in_quote;
+                        i++;
+                }
+                end = i;
+                if (end - start == 2 && memcmp(buf + start, "--", 2) == 0)
+                        break;
+                eq = memchr(buf + start, '=', end - start);
+                if (!eq)
+                        continue;
+                value = (size_t)(eq - buf) + 1;
+                value_end = end;
+                /* One quote after '=' is dropped, and then one at the end, as next_arg() does. */
+                if (value < value_end && buf[value] == '"') {
+                        value++;
+                        if (value < value_end && buf[value_end - 1] == '"')
+                                value_end--;
+                } else if (quoted && value < value_end && buf[value_end - 1] == '"')
+                        value_end--;
+                for (ProcCmdlineParam p = 0; p < _PROC_CMDLINE_PARAM_MAX; p++) {
+                        if (!param_eq(buf + start, (size_t)(eq - (buf + start)), cmdline_param_names[p]))
+                                continue;
+                        /* Cut short, "16K-2M:never" could read as "16K-2M:nev": refuse instead. */
+                        if (!procfs_sanitize(buf + value, value_end - value, c.value[p], sizeof(c.value[p])))
+                                return -EBADMSG;
+                        c.set[p] = true;
+                }
+        }
+        *ret = c;
+        return 0;
+}
+
+/* memparse(): digits then an optional K, M or G; returns kB. */
+static int parse_size_kb(const char *s, size_t n, uint64_t *ret) {
+        uint64_t v, mult = 0;
+        size_t digits = 0;
+        int r;
+
+        while (digits < n && is_digit(s[digits]))
+                digits++;
+        r = parse_u64(s, digits, &v);
+        if (r < 0)
+                return r;
+        if (n - digits > 1)
+                return -EBADMSG;
+        if (n == digits) {
+                if (v % 1024 != 0)
+                        return -EBADMSG;
+                *ret = v / 1024;
+                return 0;
+        }
+        switch (s[digits]) {
+        case 'K':
+        case 'k':
+                mult = 1;
+                break;
+        case 'M':
+        case 'm':
+                mult = 1024;
+                break;
+        case 'G':
+        case 'g':
+                mult = 1024 * 1024;
+                break;
+        default:
+                return -EBADMSG;
+        }
+        if (v > UINT64_MAX / mult)
+                return -EBADMSG;
+        *ret = v * mult;
+        return 0;
+}
+
+int procfs_thp_sizes_lookup(const char *spec, uint64_t size_kb, char *buf, size_t size) {
+        const char *p = spec, *found = NULL;
+        size_t found_len = 0;
+
+        if (!spec || !*spec)
+                return -EBADMSG;
+        while (*p) {
+                const char *end = strchrnul(p, ';'), *colon = memchr(p, ':', (size_t)(end - p));
+                const char *q;
+                bool match = false;
+
+                if (!colon || colon == p || colon + 1 == end)
+                        return -EBADMSG;
+                for (q = p;;) {
+                        const char *item_end = memchr(q, ',', (size_t)(colon - q)), *dash;
+                        uint64_t lo, hi;
+
+                        if (!item_end)
+                                item_end = colon;
+                        /* An empty item (",," or a trailing comma) fails in parse_size_kb(). */
+                        dash = memchr(q, '-', (size_t)(item_end - q));
+                        if (dash) {
+                                if (parse_size_kb(q, (size_t)(dash - q), &lo) < 0 ||
+                                    parse_size_kb(dash + 1, (size_t)(item_end - dash - 1), &hi) < 0 ||
+                                    lo > hi)
+                                        return -EBADMSG;
+                        } else {
+                                if (parse_size_kb(q, (size_t)(item_end - q), &lo) < 0)
+                                        return -EBADMSG;
+                                hi = lo;
+                        }
+                        if (size_kb >= lo && size_kb <= hi)
+                                match = true;
+                        if (item_end == colon)
+                                break;
+                        q = item_end + 1;
+                }
+                for (q = colon + 1; q < end; q++)
+                        if (!((*q >= 'a' && *q <= 'z') || *q == '_'))
+                                return -EBADMSG;
+                if (match) {
+                        found = colon + 1;
+                        found_len = (size_t)(end - colon - 1);
+                }
+                p = *end ? end + 1 : end;
+        }
+        if (!found)
+                return 0;
+        if (found_len >= size)
+                return -ENOBUFS;
+        memcpy(buf, found, found_len);
+        buf[found_len] = '\0';
+        return 1;
+}
+
+/* ---- /proc/PID/smaps ---------------------------------------------------- */
+
+/*
+ * A real read on this machine (6.18, `head -25 /proc/self/smaps`):
+ *
+ *   56551a6bf000-56551a6c1000 r--p 00000000 fe:00 247498                     /usr/bin/head
+ *   Size:                  8 kB
+ *   KernelPageSize:        4 kB
+ *   MMUPageSize:           4 kB
+ *   Rss:                   8 kB
+ *   Pss:                   8 kB
+ *   Pss_Dirty:             0 kB
+ *   Shared_Clean:          0 kB
+ *   Shared_Dirty:          0 kB
+ *   Private_Clean:         8 kB
+ *   Private_Dirty:         0 kB
+ *   Referenced:            8 kB
+ *   Anonymous:             0 kB
+ *   KSM:                   0 kB
+ *   LazyFree:              0 kB
+ *   AnonHugePages:         0 kB
+ *   ShmemPmdMapped:        0 kB
+ *   FilePmdMapped:         0 kB
+ *   Shared_Hugetlb:        0 kB
+ *   Private_Hugetlb:       0 kB
+ *   Swap:                  0 kB
+ *   SwapPss:               0 kB
+ *   Locked:                0 kB
+ *   THPeligible:           0
+ *   VmFlags: rd mr mw me
+ *
+ * then the next mapping's header. A field line's first word ends in ':';
+ * a header's is "start-end" in hex. A path may hold spaces and ends the line.
+ */
+
+static int parse_hex(const char *s, size_t n, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (n == 0 || n > 16)
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                unsigned d;
+
+                if (is_digit(c))
+                        d = (unsigned)(c - '0');
+                else if (c >= 'a' && c <= 'f')
+                        d = (unsigned)(c - 'a' + 10);
+                else
+                        return -EBADMSG;
+                v = v << 4 | d;
+        }
+        *ret = v;
+        return 0;
+}
+
+/* The next blank-separated word of line[*pos..len). */
+static bool next_word(const char *line, size_t len, size_t *pos, const char **ret, size_t *ret_len) {
+        size_t i = *pos, start;
+
+        while (i < len && is_blank(line[i]))
+                i++;
+        start = i;
+        while (i < len && !is_blank(line[i]))
+                i++;
+        *pos = i;
+        *ret = line + start;
+        *ret_len = i - start;
+        return i > start;
+}
+
+static int parse_mapping_header(const char *line, size_t len, ProcMapping *ret) {
+        ProcMapping m = { .thp_eligible = -1 };
+        const char *w, *dash;
+        size_t pos = 0, wl;
+        int r;
+
+        if (!next_word(line, len, &pos, &w, &wl))
+                return -EBADMSG;
+        dash = memchr(w, '-', wl);
+        if (!dash)
+                return -EBADMSG;
+        r = parse_hex(w, (size_t)(dash - w), &m.start);
+        if (r < 0)
+                return r;
+        r = parse_hex(dash + 1, wl - (size_t)(dash - w) - 1, &m.end);
+        if (r < 0 || m.end < m.start)
+                return -EBADMSG;
+        if (!next_word(line, len, &pos, &w, &wl) || wl != 4)
+                return -EBADMSG;
+        memcpy(m.perms, w, 4);
+        m.perms[4] = '\0';
+        /* offset, device, inode */
+        for (int i = 0; i < 3; i++)
+                if (!next_word(line, len, &pos, &w, &wl))
+                        return -EBADMSG;
+        while (pos < len && is_blank(line[pos]))
+                pos++;
+        procfs_sanitize(line + pos, len - pos, m.name, sizeof(m.name));
+        *ret = m;
+        return 0;
+}
+
+static void smaps_offer_top(ProcSmaps *s, size_t top_n, const ProcMapping *m) {
+        size_t i;
+
+        if (m->anon_huge_pages_kb == 0 || top_n == 0)
+                return;
+        if (s->n_top == top_n && s->top[top_n - 1].anon_huge_pages_kb >= m->anon_huge_pages_kb)
+                return;
+        if (s->n_top < top_n)
+                s->n_top++;
+        /* Insertion into a short sorted array: top_n is at most 16. */
+        for (i = s->n_top - 1; i > 0 && s->top[i - 1].anon_huge_pages_kb < m->anon_huge_pages_kb; i--)
+                s->top[i] = s->top[i - 1];
+        s->top[i] = *m;
+}
+
+static void smaps_finish_mapping(ProcSmaps *s, size_t top_n, const ProcMapping *m) {
+        s->n_mappings++;
+        if (m->rss_kb != PROCFS_UNKNOWN)
+                s->rss_kb += m->rss_kb;
+        if (m->anon_huge_pages_kb != PROCFS_UNKNOWN)
+                s->anon_huge_pages_kb += m->anon_huge_pages_kb;
+        if (m->advised_huge) {
+                s->n_advised_huge++;
+                s->advised_huge_kb += (m->end - m->start) / 1024;
+        }
+        if (m->advised_nohuge)
+                s->n_advised_nohuge++;
+        if (m->thp_eligible == 1)
+                s->n_thp_eligible++;
+        if (strstr(m->name, "/libjvm.so"))
+                s->uses_libjvm = true;
+        if (m->anon_huge_pages_kb != PROCFS_UNKNOWN)
+                smaps_offer_top(s, top_n, m);
+}
+
+static int smaps_vmflags(const char *value, size_t len, ProcMapping *m) {
+        const char *w;
+        size_t pos = 0, wl;
+
+        while (next_word(value, len, &pos, &w, &wl)) {
+                if (wl != 2)
+                        return -EBADMSG;
+                if (memcmp(w, "hg", 2) == 0)
+                        m->advised_huge = true;
+                else if (memcmp(w, "nh", 2) == 0)
+                        m->advised_nohuge = true;
+        }
+        return 0;
+}
+
+int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret) {
+        _cleanup_free_ ProcSmaps *s = NULL;
+        ProcMapping cur;
+        bool in_mapping = false;
+        const char *line, *key, *value;
+        size_t line_len, key_len, value_len;
+        LineReader lr;
+        int r;
+
+        if (top_n > PROCFS_SMAPS_TOP_MAX)
+                top_n = PROCFS_SMAPS_TOP_MAX;
+        /* A process with no mappings left (exiting, a zombie) reads empty: nothing to report. */
+        if (len == 0) {
+                *ret = (ProcSmaps){};
+                return 0;
+        }
+        r = lines_begin(buf, len, &lr);
+        if (r < 0)
+                return r;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        while (lines_next(&lr, &line, &line_len)) {
+                const char *w;
+                size_t pos = 0, wl;
+
+                if (!next_word(line, line_len, &pos, &w, &wl))
+                        return -EBADMSG;
+                if (w[wl - 1] != ':') {
+                        if (in_mapping)
+                                smaps_finish_mapping(s, top_n, &cur);
+                        r = parse_mapping_header(line, line_len, &cur);
+                        if (r < 0)
+                                return r;
+                        cur.rss_kb = PROCFS_UNKNOWN;
+                        cur.anon_huge_pages_kb = PROCFS_UNKNOWN;
+                        in_mapping = true;
+                        continue;
+                }
+                if (!in_mapping || !split_key(line, line_len, &key, &key_len, &value, &value_len))
+                        return -EBADMSG;
+                if (key_is(key, key_len, "Rss") || key_is(key, key_len, "AnonHugePages")) {
+                        uint64_t *dest = key[0] == 'R' ? &cur.rss_kb : &cur.anon_huge_pages_kb;
+
+                        if (*dest != PROCFS_UNKNOWN || parse_kb_value(value, value_len, dest) < 0)
+                                return -EBADMSG;
+                } else if (key_is(key, key_len, "THPeligible")) {
+                        uint64_t v;
+
+                        if (parse_kb_value(value, value_len, &v) < 0 || v > 1)
+                                return -EBADMSG;
+                        cur.thp_eligible = (int)v;
+                } else if (key_is(key, key_len, "VmFlags")) {
+                        r = smaps_vmflags(value, value_len, &cur);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (in_mapping)
+                smaps_finish_mapping(s, top_n, &cur);
+        *ret = *s;
+        return 0;
+}
