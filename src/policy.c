@@ -333,6 +333,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(config_t *, config_destroy);
 
 int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Policy **ret) {
         _cleanup_policy_ Policy *p = NULL;
+        _cleanup_free_ char *text = NULL;
         config_t cfg_storage;
         _cleanup_(config_destroyp) config_t *cfg = NULL;
         size_t errors_before = diag->n_errors;
@@ -347,7 +348,11 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
                 diag_error(diag, file, 0, "contains a NUL byte; a policy is a text file");
                 return -EINVAL;
         }
-        if (refuse_include(file, buf, diag))
+        /* buf need not be NUL-terminated; libconfig and the @include scan want a string. */
+        text = strndup(buf, len);
+        if (!text)
+                return -ENOMEM;
+        if (refuse_include(file, text, diag))
                 return -EINVAL;
 
         p = calloc(1, sizeof(*p));
@@ -363,16 +368,10 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
 
         config_init(&cfg_storage);
         cfg = &cfg_storage;
-        /* config_read_string() wants a NUL-terminated string; buf may not be one. */
-        {
-                _cleanup_free_ char *copy = strndup(buf, len);
-                if (!copy)
-                        return -ENOMEM;
-                if (!config_read_string(cfg, copy)) {
-                        diag_error(diag, file, (unsigned)config_error_line(cfg), "%s",
-                                   config_error_text(cfg) ? config_error_text(cfg) : "syntax error");
-                        return -EINVAL;
-                }
+        if (!config_read_string(cfg, text)) {
+                diag_error(diag, file, (unsigned)config_error_line(cfg), "%s",
+                           config_error_text(cfg) ? config_error_text(cfg) : "syntax error");
+                return -EINVAL;
         }
 
         pp = (PolicyParser){ .file = file, .diag = diag, .policy = p };
