@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * thpguardctl's internal model. Collection (node.c, procscan.c, pid.c) fills
+ * these structures from sysfs and /proc; output-text.c and output-json.c
+ * only print them, so both formats always carry the same facts.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "thpguard/compliance.h"
+#include "thpguard/knob-value.h"
+#include "thpguard/knob.h"
+#include "thpguard/policy.h"
+#include "thpguard/procfs.h"
+#include "thpguard/sysfs.h"
+
+/* Exit codes, documented in --help and thpguardctl(8). */
+enum {
+        CTL_EXIT_OK = 0,
+        CTL_EXIT_FAILURE = 1, /* a source the command needs is missing or unreadable */
+        CTL_EXIT_USAGE = 2,
+        /* exec only, as env(1) and chroot(1) do; otherwise the command's own status */
+        CTL_EXIT_EXEC_FAILED = 125,
+        CTL_EXIT_EXEC_CANNOT_RUN = 126,
+        CTL_EXIT_EXEC_NOT_FOUND = 127,
+};
+
+#define CTL_TOP_DEFAULT 10
+#define CTL_TOP_MAX     1000
+
+/* ---- read a /proc or /sys file below a root ----------------------------- */
+
+/* Reads root/rel into buf (NUL-terminated); -EFBIG if it does not fit. */
+int ctl_read_file(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len);
+/* The same into a malloc()ed buffer of at most max bytes, for smaps. */
+int ctl_read_file_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len);
+
+/* ---- node state --------------------------------------------------------- */
+
+typedef enum CtlKnobState {
+        CTL_KNOB_COMPLIANT,
+        CTL_KNOB_DRIFT,
+        CTL_KNOB_UNMANAGED,
+        CTL_KNOB_UNSUPPORTED,
+        CTL_KNOB_ERROR,
+        _CTL_KNOB_STATE_MAX,
+} CtlKnobState;
+
+const char *ctl_knob_state_to_string(CtlKnobState s);
+
+typedef struct CtlKnob {
+        char path[KNOB_PATH_MAX]; /* "enabled", "khugepaged/defrag", "hugepages-64kB/enabled" */
+        KnobGroup group;
+        uint64_t size_kb; /* KNOB_GROUP_SIZE */
+        const KnobSpec *spec;
+        bool present;   /* the file exists on this kernel */
+        int read_error; /* -errno, or -EBADMSG for unparsable content; 0 if value is valid */
+        KnobValue value;
+        const PolicyKnob *policy; /* NULL: the policy does not manage it */
+        CtlKnobState state;
+        char reason[256];
+} CtlKnob;
+
+typedef struct CtlSizeStats {
+        char dir[32]; /* "hugepages-2048kB" */
+        uint64_t size_kb;
+        size_t n_stats;
+        ProcCounter stats[32];
+} CtlSizeStats;
+
+typedef struct CtlKhugepaged {
+        uint64_t pid;                         /* 0: no khugepaged kernel thread found */
+        uint64_t pages_collapsed, full_scans; /* PROCFS_UNKNOWN if unreadable */
+} CtlKhugepaged;
+
+typedef struct CtlProcess {
+        uint64_t pid;
+        char name[PROCFS_NAME_MAX];
+        ProcSmapsRollup rollup;
+        int thp_enabled; /* -1: not reported by this kernel */
+} CtlProcess;
+
+typedef struct CtlProcScan {
+        size_t n_scanned;    /* pid directories seen */
+        size_t n_measured;   /* whose smaps_rollup we read */
+        size_t n_unreadable; /* vanished, kernel threads, permission, garbage */
+        size_t n_with_thp;   /* AnonHugePages > 0 */
+        uint64_t khugepaged_pid;
+        size_t n_top;
+        CtlProcess *top; /* by AnonHugePages, largest first */
+} CtlProcScan;
+
+void ctl_proc_scan_done(CtlProcScan *s);
+
+/* Scans root's pid directories for the top_n processes by AnonHugePages. */
+int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret);
+
+typedef struct CtlNote {
+        char text[512];
+} CtlNote;
+
+#define CTL_NOTES_MAX 32
+
+typedef struct CtlNode {
+        const char *sysfs_root, *proc_root;
+        char kernel_release[128];
+
+        const char *policy_file;
+        Policy *policy;          /* NULL: none loaded */
+        char policy_error[1024]; /* why not, "" if there is simply no policy file */
+
+        size_t n_knobs;
+        CtlKnob *knobs;
+        size_t n_sizes;
+        CtlSizeStats *sizes;
+
+        int cmdline_error;
+        ProcCmdline cmdline;
+
+        CtlKhugepaged khugepaged;
+        int meminfo_error;
+        ProcMeminfo meminfo;
+        int vmstat_error;
+        ProcVmstat *vmstat;
+
+        CtlProcScan procs;
+
+        char headline[512];
+        size_t n_policy_drift, n_policy_error;
+        size_t n_notes;
+        CtlNote notes[CTL_NOTES_MAX]; /* cmdline/runtime/policy disagreements, counter signals */
+} CtlNode;
+
+typedef struct CtlStatusOptions {
+        const char *config;
+        bool config_explicit;
+        const char *sysfs_root;
+        const char *proc_root;
+        size_t top;
+} CtlStatusOptions;
+
+/* Collects everything; fails only if the THP sysfs directory or proc root is unusable. */
+int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret);
+void ctl_node_done(CtlNode *n);
+
+/* Derives the headline and the notes from what was collected; pure. */
+void ctl_node_judge(CtlNode *n);
+
+/* The live value of a knob, or NULL if unknown. */
+const char *ctl_node_knob_value(const CtlNode *n, const char *path);
+const CtlKnob *ctl_node_knob(const CtlNode *n, const char *path);
+
+void ctl_note_add(CtlNode *n, const char *fmt, ...) _printf_(2, 3);
+
+/* ---- one process -------------------------------------------------------- */
+
+typedef enum CtlRuntime {
+        CTL_RUNTIME_UNKNOWN,
+        CTL_RUNTIME_GO,
+        CTL_RUNTIME_JVM,
+} CtlRuntime;
+
+typedef struct CtlPid {
+        uint64_t pid;
+        ProcStatus status;
+        int rollup_error;
+        ProcSmapsRollup rollup;
+        int smaps_error;
+        ProcSmaps *smaps;
+        CtlRuntime runtime;
+        char exe[256];                                        /* readlink of exe, sanitized; "" if unknown */
+        char enabled[KNOB_VALUE_MAX], defrag[KNOB_VALUE_MAX]; /* system-wide, "" if unknown */
+        char verdict[512];
+        char compare_with[512];
+} CtlPid;
+
+int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid, size_t top, CtlPid *ret);
+void ctl_pid_done(CtlPid *p);
+
+/* Is the executable a Go program? Looks for Go's ELF sections; false on any doubt. */
+bool ctl_exe_is_go(const char *proc_root, uint64_t pid);
+
+const char *ctl_runtime_to_string(CtlRuntime r);
+
+/* ---- output ------------------------------------------------------------- */
+
+void ctl_status_print_text(FILE *f, const CtlNode *n);
+int ctl_status_print_json(FILE *f, const CtlNode *n);
+void ctl_pid_print_text(FILE *f, const CtlPid *p);
+int ctl_pid_print_json(FILE *f, const CtlPid *p);
+
+/* ---- exec --------------------------------------------------------------- */
+
+typedef enum CtlThpMode {
+        CTL_THP_DISABLE,
+        CTL_THP_ADVISED_ONLY,
+        CTL_THP_INHERIT,
+        _CTL_THP_MODE_MAX,
+        _CTL_THP_MODE_INVALID = -1,
+} CtlThpMode;
+
+CtlThpMode ctl_thp_mode_from_string(const char *s);
+
+/* Sets the mode with prctl(), then execvp()s argv; returns an exit code only on failure. */
+int ctl_exec(CtlThpMode mode, char **argv);

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thpguardctl: argument parsing and wiring only. Collection lives in
+ * node.c, procscan.c and pid.c, judgement in verdict.c, printing in
+ * output-*.c, and the exec subcommand in exec.c.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+
+#ifndef THPGUARD_VERSION
+#define THPGUARD_VERSION "unknown"
+#endif
+
+/* PID_MAX_LIMIT on 64-bit kernels. */
+#define PID_MAX 4194304
+
+typedef struct CtlArgs {
+        CtlStatusOptions status;
+        bool json;
+        uint64_t pid;
+        CtlThpMode thp;
+        char **command;
+} CtlArgs;
+
+static void help(void) {
+        printf("Usage: thpguardctl status [--json] [--config FILE] [--sysfs-root DIR] [--proc-root DIR] "
+               "[--top N]\n"
+               "       thpguardctl pid PID [--json] [--sysfs-root DIR] [--proc-root DIR] [--top N]\n"
+               "       thpguardctl exec --thp=disable|advised-only|inherit [--] COMMAND [ARGS...]\n"
+               "Diagnose Transparent Huge Pages on this node; run a command with a per-process THP mode.\n"
+               "\n"
+               "Commands:\n"
+               "  status   the node: verdict, every THP knob against the policy, kernel command line,\n"
+               "           khugepaged, meminfo, per-size and vmstat counters, top processes by\n"
+               "           AnonHugePages. Read-only.\n"
+               "  pid      one process: Rss against Pss, AnonHugePages and its largest mappings, its THP\n"
+               "           state, and what to compare Rss with. Read-only.\n"
+               "  exec     set prctl(PR_SET_THP_DISABLE) and exec COMMAND; children inherit the mode.\n"
+               "           disable: no THP at all; advised-only: THP only in MADV_HUGEPAGE regions\n"
+               "           (Linux 6.18+, refused on older kernels); inherit: clear an inherited setting.\n"
+               "\n"
+               "Options:\n"
+               "      --json             print one JSON document\n"
+               "  -c, --config FILE      policy file (default " POLICY_FILE_DEFAULT ")\n"
+               "      --sysfs-root DIR   where sysfs is mounted (default /sys; /host/sys in a pod)\n"
+               "      --proc-root DIR    where procfs is mounted (default /proc; /host/proc in a pod)\n"
+               "      --top N            status: processes listed (default %d, 0..%d);\n"
+               "                         pid: mappings listed (default %d, 0..%d)\n"
+               "  -h, --help             show this help\n"
+               "  -V, --version          show the version\n"
+               "\n"
+               "Exit status: 0 success; 1 a file the command needs is missing or unreadable (the THP\n"
+               "sysfs directory, the proc root, the process, or a --config given explicitly); 2 usage.\n"
+               "exec: the command's own status, or 125 if the THP mode could not be set, 126 if the\n"
+               "command cannot run, 127 if it was not found.\n"
+               "See thpguardctl(8).\n",
+               CTL_TOP_DEFAULT, CTL_TOP_MAX, CTL_TOP_DEFAULT, PROCFS_SMAPS_TOP_MAX);
+}
+
+static int parse_number(const char *s, uint64_t max, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        if (!s || *s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno || *end || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+typedef enum Command {
+        CMD_STATUS,
+        CMD_PID,
+        CMD_EXEC,
+} Command;
+
+static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
+        enum {
+                ARG_JSON = 0x100,
+                ARG_SYSFS_ROOT,
+                ARG_PROC_ROOT,
+                ARG_TOP,
+                ARG_THP,
+        };
+        static const struct option options[] = {
+                { "json", no_argument, NULL, ARG_JSON },
+                { "config", required_argument, NULL, 'c' },
+                { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
+                { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
+                { "top", required_argument, NULL, ARG_TOP },
+                { "thp", required_argument, NULL, ARG_THP },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        CtlArgs a = {
+                .status = { .config = POLICY_FILE_DEFAULT,
+                            .sysfs_root = "/sys",
+                            .proc_root = "/proc",
+                            .top = cmd == CMD_PID ? CTL_TOP_DEFAULT : CTL_TOP_DEFAULT },
+                .thp = _CTL_THP_MODE_INVALID,
+        };
+        uint64_t top_max = cmd == CMD_PID ? PROCFS_SMAPS_TOP_MAX : CTL_TOP_MAX, v;
+        const char *name = argv[0];
+        int c;
+
+        /* exec: "+" stops at COMMAND, so its own options are never taken for ours. */
+        optind = 1;
+        while ((c = getopt_long(argc, argv, cmd == CMD_EXEC ? "+h" : "c:h", options, NULL)) >= 0) {
+                bool for_exec = c == ARG_THP || c == 'h';
+
+                if (c == '?')
+                        return -EINVAL;
+                if ((cmd == CMD_EXEC) != for_exec && c != 'h') {
+                        fprintf(stderr, "thpguardctl %s: option '%s' does not apply here\n", name,
+                                argv[optind - 1]);
+                        return -EINVAL;
+                }
+                switch (c) {
+                case ARG_JSON:
+                        a.json = true;
+                        break;
+                case 'c':
+                        if (cmd != CMD_STATUS) {
+                                fprintf(stderr, "thpguardctl %s: --config applies to status only\n", name);
+                                return -EINVAL;
+                        }
+                        a.status.config = optarg;
+                        a.status.config_explicit = true;
+                        break;
+                case ARG_SYSFS_ROOT:
+                        a.status.sysfs_root = optarg;
+                        break;
+                case ARG_PROC_ROOT:
+                        a.status.proc_root = optarg;
+                        break;
+                case ARG_TOP:
+                        if (parse_number(optarg, top_max, &v) < 0) {
+                                fprintf(stderr, "thpguardctl %s: --top '%s': expected 0..%" PRIu64 "\n",
+                                        name, optarg, top_max);
+                                return -EINVAL;
+                        }
+                        a.status.top = (size_t)v;
+                        break;
+                case ARG_THP:
+                        a.thp = ctl_thp_mode_from_string(optarg);
+                        if (a.thp == _CTL_THP_MODE_INVALID) {
+                                fprintf(stderr,
+                                        "thpguardctl exec: --thp '%s': expected disable, advised-only or "
+                                        "inherit\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case 'h':
+                        help();
+                        exit(CTL_EXIT_OK);
+                default:
+                        return -EINVAL;
+                }
+        }
+
+        switch (cmd) {
+        case CMD_STATUS:
+                if (optind < argc) {
+                        fprintf(stderr, "thpguardctl status: unexpected argument '%s'\n", argv[optind]);
+                        return -EINVAL;
+                }
+                break;
+        case CMD_PID:
+                if (optind + 1 != argc) {
+                        fprintf(stderr, "thpguardctl pid: expected exactly one PID\n");
+                        return -EINVAL;
+                }
+                if (parse_number(argv[optind], PID_MAX, &a.pid) < 0 || a.pid == 0) {
+                        fprintf(stderr, "thpguardctl pid: '%s' is not a PID (1..%d)\n", argv[optind],
+                                PID_MAX);
+                        return -EINVAL;
+                }
+                break;
+        case CMD_EXEC:
+                if (a.thp == _CTL_THP_MODE_INVALID) {
+                        fprintf(stderr,
+                                "thpguardctl exec: --thp=disable|advised-only|inherit is required\n");
+                        return -EINVAL;
+                }
+                if (optind == argc) {
+                        fprintf(stderr, "thpguardctl exec: no COMMAND given\n");
+                        return -EINVAL;
+                }
+                a.command = argv + optind;
+                break;
+        }
+        *ret = a;
+        return 0;
+}
+
+static int run_status(const CtlArgs *a) {
+        _cleanup_(ctl_node_done) CtlNode n = {};
+
+        if (ctl_node_collect(&a->status, &n) < 0)
+                return CTL_EXIT_FAILURE;
+        if (a->json) {
+                if (ctl_status_print_json(stdout, &n) < 0) {
+                        fprintf(stderr, "thpguardctl: cannot write the JSON document\n");
+                        return CTL_EXIT_FAILURE;
+                }
+        } else
+                ctl_status_print_text(stdout, &n);
+        return CTL_EXIT_OK;
+}
+
+static int run_pid(const CtlArgs *a) {
+        _cleanup_(ctl_pid_done) CtlPid p = {};
+
+        if (ctl_pid_collect(a->status.proc_root, a->status.sysfs_root, a->pid, a->status.top, &p) < 0)
+                return CTL_EXIT_FAILURE;
+        if (a->json) {
+                if (ctl_pid_print_json(stdout, &p) < 0) {
+                        fprintf(stderr, "thpguardctl: cannot write the JSON document\n");
+                        return CTL_EXIT_FAILURE;
+                }
+        } else
+                ctl_pid_print_text(stdout, &p);
+        return CTL_EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+        static const struct {
+                const char *name;
+                Command cmd;
+        } commands[] = {
+                { "status", CMD_STATUS },
+                { "pid", CMD_PID },
+                { "exec", CMD_EXEC },
+        };
+        CtlArgs a;
+
+        if (argc < 2) {
+                fprintf(stderr, "thpguardctl: no command given. Try 'thpguardctl --help'.\n");
+                return CTL_EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+                help();
+                return CTL_EXIT_OK;
+        }
+        if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+                printf("thpguardctl " THPGUARD_VERSION "\n");
+                return CTL_EXIT_OK;
+        }
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+                if (strcmp(argv[1], commands[i].name) != 0)
+                        continue;
+                if (parse_argv(commands[i].cmd, argc - 1, argv + 1, &a) < 0) {
+                        fprintf(stderr, "Try 'thpguardctl --help'.\n");
+                        return commands[i].cmd == CMD_EXEC ? CTL_EXIT_EXEC_FAILED : CTL_EXIT_USAGE;
+                }
+                switch (commands[i].cmd) {
+                case CMD_STATUS:
+                        return run_status(&a);
+                case CMD_PID:
+                        return run_pid(&a);
+                case CMD_EXEC:
+                        return ctl_exec(a.thp, a.command);
+                }
+        }
+        fprintf(stderr, "thpguardctl: unknown command '%s'. Try 'thpguardctl --help'.\n", argv[1]);
+        return CTL_EXIT_USAGE;
+}

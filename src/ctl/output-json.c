@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --json: the same facts as the text output, as one document built with
+ * json-c (it escapes; every string we hand it is already printable ASCII).
+ * Sizes are in kB, as the kernel prints them, in fields named *_kb; a value
+ * this kernel does not report is null.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "thpguard/macro.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+static json_object *u64_or_null(uint64_t v) {
+        return v == PROCFS_UNKNOWN ? NULL : json_object_new_uint64(v);
+}
+
+static json_object *str_or_null(const char *s) {
+        return s && *s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *tristate(int v) {
+        return v < 0 ? NULL : json_object_new_boolean(v);
+}
+
+static void add(json_object *o, const char *key, json_object *v) {
+        json_object_object_add(o, key, v);
+}
+
+static int print_doc(FILE *f, json_object *root) {
+        const char *s = json_object_to_json_string_ext(
+            root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!s)
+                return -ENOMEM;
+        fprintf(f, "%s\n", s);
+        return fflush(f) == 0 ? 0 : -errno;
+}
+
+static json_object *knobs_json(const CtlNode *n) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < n->n_knobs; i++) {
+                const CtlKnob *k = &n->knobs[i];
+                json_object *o = json_object_new_object(), *offered = NULL;
+
+                if (!o)
+                        continue;
+                add(o, "knob", json_object_new_string(k->path));
+                add(o, "present", json_object_new_boolean(k->present));
+                add(o, "value", k->read_error == 0 ? json_object_new_string(k->value.active) : NULL);
+                if (k->read_error == 0 && k->spec->type == KNOB_CHOICE) {
+                        offered = json_object_new_array();
+                        for (size_t j = 0; offered && j < k->value.n_offered; j++)
+                                json_object_array_add(offered, json_object_new_string(k->value.offered[j]));
+                }
+                add(o, "offered", offered);
+                add(o, "desired", k->policy ? json_object_new_string(k->policy->desired) : NULL);
+                add(o, "policy_line", k->policy ? json_object_new_int((int)k->policy->line) : NULL);
+                add(o, "state", json_object_new_string(ctl_knob_state_to_string(k->state)));
+                add(o, "reason", str_or_null(k->reason));
+                json_object_array_add(a, o);
+        }
+        return a;
+}
+
+static json_object *policy_json(const CtlNode *n) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        add(o, "file", json_object_new_string(n->policy_file));
+        add(o, "loaded", json_object_new_boolean(n->policy != NULL));
+        add(o, "mode", n->policy ? json_object_new_string(policy_mode_to_string(n->policy->mode)) : NULL);
+        add(o, "error", str_or_null(n->policy_error));
+        add(o, "drift", json_object_new_uint64(n->n_policy_drift));
+        add(o, "unreadable", json_object_new_uint64(n->n_policy_error));
+        return o;
+}
+
+static json_object *cmdline_json(const CtlNode *n) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        add(o, "error", n->cmdline_error < 0 ? json_object_new_string(strerror(-n->cmdline_error)) : NULL);
+        for (ProcCmdlineParam p = 0; p < _PROC_CMDLINE_PARAM_MAX; p++)
+                add(o, procfs_cmdline_param_name(p),
+                    n->cmdline_error >= 0 && n->cmdline.set[p] ? json_object_new_string(n->cmdline.value[p])
+                                                               : NULL);
+        return o;
+}
+
+static json_object *meminfo_json(const CtlNode *n) {
+        const ProcMeminfo *m = &n->meminfo;
+        json_object *o;
+
+        if (n->meminfo_error < 0)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        add(o, "MemTotal_kb", u64_or_null(m->mem_total_kb));
+        add(o, "AnonPages_kb", u64_or_null(m->anon_pages_kb));
+        add(o, "AnonHugePages_kb", u64_or_null(m->anon_huge_pages_kb));
+        add(o, "ShmemHugePages_kb", u64_or_null(m->shmem_huge_pages_kb));
+        add(o, "ShmemPmdMapped_kb", u64_or_null(m->shmem_pmd_mapped_kb));
+        add(o, "FileHugePages_kb", u64_or_null(m->file_huge_pages_kb));
+        add(o, "FilePmdMapped_kb", u64_or_null(m->file_pmd_mapped_kb));
+        return o;
+}
+
+static json_object *counters_json(const ProcCounter *c, size_t n) {
+        json_object *o = json_object_new_object();
+
+        for (size_t i = 0; o && i < n; i++)
+                add(o, c[i].name, json_object_new_uint64(c[i].value));
+        return o;
+}
+
+static json_object *sizes_json(const CtlNode *n) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < n->n_sizes; i++) {
+                json_object *o = json_object_new_object();
+
+                if (!o)
+                        continue;
+                add(o, "dir", json_object_new_string(n->sizes[i].dir));
+                add(o, "size_kb", json_object_new_uint64(n->sizes[i].size_kb));
+                add(o, "stats", counters_json(n->sizes[i].stats, n->sizes[i].n_stats));
+                json_object_array_add(a, o);
+        }
+        return a;
+}
+
+static json_object *khugepaged_json(const CtlNode *n) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        add(o, "running", json_object_new_boolean(n->khugepaged.pid != 0));
+        add(o, "pid", n->khugepaged.pid ? json_object_new_uint64(n->khugepaged.pid) : NULL);
+        add(o, "pages_collapsed", u64_or_null(n->khugepaged.pages_collapsed));
+        add(o, "full_scans", u64_or_null(n->khugepaged.full_scans));
+        return o;
+}
+
+static json_object *rollup_fields(json_object *o, const ProcSmapsRollup *r) {
+        add(o, "rss_kb", u64_or_null(r->rss_kb));
+        add(o, "pss_kb", u64_or_null(r->pss_kb));
+        add(o, "anon_huge_pages_kb", u64_or_null(r->anon_huge_pages_kb));
+        add(o, "anon_huge_share",
+            r->rss_kb && r->rss_kb != PROCFS_UNKNOWN
+                ? json_object_new_double((double)r->anon_huge_pages_kb / (double)r->rss_kb)
+                : NULL);
+        return o;
+}
+
+static json_object *procs_json(const CtlNode *n) {
+        const CtlProcScan *s = &n->procs;
+        json_object *o = json_object_new_object(), *top = json_object_new_array();
+
+        if (!o || !top) {
+                json_object_put(o);
+                json_object_put(top);
+                return NULL;
+        }
+        add(o, "scanned", json_object_new_uint64(s->n_scanned));
+        add(o, "measured", json_object_new_uint64(s->n_measured));
+        add(o, "skipped", json_object_new_uint64(s->n_unreadable));
+        add(o, "with_anon_huge_pages", json_object_new_uint64(s->n_with_thp));
+        for (size_t i = 0; i < s->n_top; i++) {
+                json_object *p = json_object_new_object();
+
+                if (!p)
+                        continue;
+                add(p, "pid", json_object_new_uint64(s->top[i].pid));
+                add(p, "command", json_object_new_string(s->top[i].name));
+                rollup_fields(p, &s->top[i].rollup);
+                add(p, "thp_enabled", tristate(s->top[i].thp_enabled));
+                json_object_array_add(top, p);
+        }
+        add(o, "top", top);
+        return o;
+}
+
+int ctl_status_print_json(FILE *f, const CtlNode *n) {
+        _cleanup_(json_object_putp) json_object *root = json_object_new_object();
+        json_object *notes = json_object_new_array();
+
+        if (!root || !notes) {
+                json_object_put(notes);
+                return -ENOMEM;
+        }
+        add(root, "headline", json_object_new_string(n->headline));
+        for (size_t i = 0; i < n->n_notes; i++)
+                json_object_array_add(notes, json_object_new_string(n->notes[i].text));
+        add(root, "notes", notes);
+        add(root, "kernel", str_or_null(n->kernel_release));
+        add(root, "sysfs_root", json_object_new_string(n->sysfs_root));
+        add(root, "proc_root", json_object_new_string(n->proc_root));
+        add(root, "policy", policy_json(n));
+        add(root, "knobs", knobs_json(n));
+        add(root, "cmdline", cmdline_json(n));
+        add(root, "khugepaged", khugepaged_json(n));
+        add(root, "meminfo", meminfo_json(n));
+        add(root, "sizes", sizes_json(n));
+        add(root, "vmstat",
+            n->vmstat_error < 0 ? NULL : counters_json(n->vmstat->counters, n->vmstat->n_counters));
+        add(root, "processes", procs_json(n));
+        return print_doc(f, root);
+}
+
+int ctl_pid_print_json(FILE *f, const CtlPid *p) {
+        _cleanup_(json_object_putp) json_object *root = json_object_new_object();
+        const ProcSmaps *m = p->smaps;
+
+        if (!root)
+                return -ENOMEM;
+        add(root, "pid", json_object_new_uint64(p->pid));
+        add(root, "command", json_object_new_string(p->status.name));
+        add(root, "exe", str_or_null(p->exe));
+        add(root, "thp_enabled", tristate(p->status.thp_enabled));
+        add(root, "enabled", str_or_null(p->enabled));
+        add(root, "defrag", str_or_null(p->defrag));
+        add(root, "verdict", json_object_new_string(p->verdict));
+        if (p->rollup_error >= 0)
+                rollup_fields(root, &p->rollup);
+        add(root, "vm_rss_kb", u64_or_null(p->status.vm_rss_kb));
+        add(root, "runtime", json_object_new_string(ctl_runtime_to_string(p->runtime)));
+        add(root, "compare_with", json_object_new_string(p->compare_with));
+        if (m) {
+                json_object *s = json_object_new_object(), *top = json_object_new_array();
+
+                if (s && top) {
+                        add(s, "mappings", json_object_new_uint64(m->n_mappings));
+                        add(s, "anon_huge_pages_kb", json_object_new_uint64(m->anon_huge_pages_kb));
+                        add(s, "advised_huge", json_object_new_uint64(m->n_advised_huge));
+                        add(s, "advised_huge_kb", json_object_new_uint64(m->advised_huge_kb));
+                        add(s, "advised_nohuge", json_object_new_uint64(m->n_advised_nohuge));
+                        add(s, "thp_eligible", json_object_new_uint64(m->n_thp_eligible));
+                        for (size_t i = 0; i < m->n_top; i++) {
+                                const ProcMapping *x = &m->top[i];
+                                json_object *o = json_object_new_object();
+                                char addr[40];
+
+                                if (!o)
+                                        continue;
+                                snprintf(addr, sizeof(addr), "%" PRIx64 "-%" PRIx64, x->start, x->end);
+                                add(o, "address", json_object_new_string(addr));
+                                add(o, "perms", json_object_new_string(x->perms));
+                                add(o, "size_kb", json_object_new_uint64((x->end - x->start) / 1024));
+                                add(o, "rss_kb", u64_or_null(x->rss_kb));
+                                add(o, "anon_huge_pages_kb", json_object_new_uint64(x->anon_huge_pages_kb));
+                                add(o, "madv_hugepage", json_object_new_boolean(x->advised_huge));
+                                add(o, "madv_nohugepage", json_object_new_boolean(x->advised_nohuge));
+                                add(o, "thp_eligible", tristate(x->thp_eligible));
+                                add(o, "name", str_or_null(x->name));
+                                json_object_array_add(top, o);
+                        }
+                        add(s, "top", top);
+                        add(root, "smaps", s);
+                } else {
+                        json_object_put(s);
+                        json_object_put(top);
+                }
+        } else
+                add(root, "smaps_error", json_object_new_string(strerror(-p->smaps_error)));
+        return print_doc(f, root);
+}

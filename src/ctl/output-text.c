@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl.h"
+
+/* "1234 kB", or "-" for a field this kernel did not print. */
+static const char *kb(uint64_t v, char *buf, size_t size) {
+        if (v == PROCFS_UNKNOWN)
+                snprintf(buf, size, "-");
+        else
+                snprintf(buf, size, "%" PRIu64 " kB", v);
+        return buf;
+}
+
+static const char *u64s(uint64_t v, char *buf, size_t size) {
+        if (v == PROCFS_UNKNOWN)
+                snprintf(buf, size, "-");
+        else
+                snprintf(buf, size, "%" PRIu64, v);
+        return buf;
+}
+
+static void percent(uint64_t part, uint64_t whole, char *buf, size_t size) {
+        if (part == PROCFS_UNKNOWN || whole == PROCFS_UNKNOWN || whole == 0)
+                snprintf(buf, size, "-");
+        else
+                snprintf(buf, size, "%" PRIu64 "%%", part * 100 / whole);
+}
+
+static void print_policy(FILE *f, const CtlNode *n) {
+        size_t managed = 0, unsupported = 0;
+
+        if (!n->policy) {
+                if (n->policy_error[0])
+                        fprintf(f, "Policy %s: not loaded (%s); every knob shows as unmanaged\n",
+                                n->policy_file, n->policy_error);
+                else
+                        fprintf(f, "Policy: none at %s; every knob is unmanaged\n", n->policy_file);
+                return;
+        }
+        for (size_t i = 0; i < n->n_knobs; i++) {
+                managed += n->knobs[i].policy != NULL;
+                unsupported += n->knobs[i].state == CTL_KNOB_UNSUPPORTED;
+        }
+        fprintf(f, "Policy %s (%s): %zu managed knob(s), ", n->policy->file,
+                policy_mode_to_string(n->policy->mode), managed);
+        if (n->n_policy_drift == 0 && n->n_policy_error == 0 && unsupported == 0)
+                fprintf(f, "all compliant\n");
+        else
+                fprintf(f, "%zu drift, %zu unsupported, %zu unreadable\n", n->n_policy_drift, unsupported,
+                        n->n_policy_error);
+}
+
+static void print_knobs(FILE *f, const CtlNode *n) {
+        fprintf(f, "\nKnobs (%s/%s)\n", n->sysfs_root, SYSFS_THP_DIR);
+        fprintf(f, "  %-33s %-14s %-14s %-12s %s\n", "KNOB", "VALUE", "POLICY", "STATE", "OFFERED");
+        for (size_t i = 0; i < n->n_knobs; i++) {
+                const CtlKnob *k = &n->knobs[i];
+                char offered[256] = "";
+
+                if (k->read_error == 0 && k->spec->type == KNOB_CHOICE)
+                        knob_value_offered_string(&k->value, offered, sizeof(offered));
+                fprintf(f, "  %-33s %-14s %-14s %-12s %s", k->path,
+                        k->read_error == 0 ? k->value.active : "-", k->policy ? k->policy->desired : "-",
+                        ctl_knob_state_to_string(k->state), offered);
+                if (k->reason[0])
+                        fprintf(f, "%s(%s)", offered[0] ? " " : "", k->reason);
+                fputc('\n', f);
+        }
+}
+
+static void print_cmdline(FILE *f, const CtlNode *n) {
+        fprintf(f, "\nKernel command line (%s/cmdline)\n", n->proc_root);
+        if (n->cmdline_error < 0) {
+                fprintf(f, "  cannot read: %s\n", strerror(-n->cmdline_error));
+                return;
+        }
+        for (ProcCmdlineParam p = 0; p < _PROC_CMDLINE_PARAM_MAX; p++)
+                fprintf(f, "  %-28s %s\n", procfs_cmdline_param_name(p),
+                        n->cmdline.set[p] ? n->cmdline.value[p] : "(not set)");
+}
+
+static void print_khugepaged(FILE *f, const CtlNode *n) {
+        char a[32], b[32];
+
+        fprintf(f, "\nkhugepaged\n  ");
+        if (n->khugepaged.pid)
+                fprintf(f, "running, pid %" PRIu64, n->khugepaged.pid);
+        else
+                fprintf(f, "not running");
+        fprintf(f, "; pages_collapsed %s, full_scans %s\n",
+                u64s(n->khugepaged.pages_collapsed, a, sizeof(a)),
+                u64s(n->khugepaged.full_scans, b, sizeof(b)));
+}
+
+static void print_memory(FILE *f, const CtlNode *n) {
+        const ProcMeminfo *m = &n->meminfo;
+        char a[32], b[32], pct[16];
+
+        fprintf(f, "\nMemory (%s/meminfo)\n", n->proc_root);
+        if (n->meminfo_error < 0) {
+                fprintf(f, "  cannot read: %s\n", strerror(-n->meminfo_error));
+                return;
+        }
+        percent(m->anon_huge_pages_kb, m->anon_pages_kb, pct, sizeof(pct));
+        fprintf(f, "  %-16s %14s  (%s of AnonPages %s)\n", "AnonHugePages",
+                kb(m->anon_huge_pages_kb, a, sizeof(a)), pct, kb(m->anon_pages_kb, b, sizeof(b)));
+        fprintf(f, "  %-16s %14s\n", "ShmemHugePages", kb(m->shmem_huge_pages_kb, a, sizeof(a)));
+        fprintf(f, "  %-16s %14s\n", "ShmemPmdMapped", kb(m->shmem_pmd_mapped_kb, a, sizeof(a)));
+        fprintf(f, "  %-16s %14s\n", "FileHugePages", kb(m->file_huge_pages_kb, a, sizeof(a)));
+        fprintf(f, "  %-16s %14s\n", "FilePmdMapped", kb(m->file_pmd_mapped_kb, a, sizeof(a)));
+}
+
+static uint64_t size_stat(const CtlSizeStats *z, const char *name) {
+        for (size_t i = 0; i < z->n_stats; i++)
+                if (strcmp(z->stats[i].name, name) == 0)
+                        return z->stats[i].value;
+        return PROCFS_UNKNOWN;
+}
+
+static void print_sizes(FILE *f, const CtlNode *n) {
+        static const char *const cols[] = { "anon_fault_alloc", "anon_fault_fallback",
+                                            "nr_anon",          "split",
+                                            "shmem_alloc",      "swpout" };
+        bool any = false;
+
+        for (size_t i = 0; i < n->n_sizes; i++)
+                any |= n->sizes[i].n_stats > 0;
+        if (!any)
+                return;
+        fprintf(f, "\nPer-size counters (hugepages-*kB/stats; all of them in --json)\n  %-18s", "SIZE");
+        for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++)
+                fprintf(f, " %s", cols[c]);
+        fputc('\n', f);
+        for (size_t i = 0; i < n->n_sizes; i++) {
+                if (n->sizes[i].n_stats == 0)
+                        continue;
+                fprintf(f, "  %-18s", n->sizes[i].dir);
+                for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+                        char v[32];
+                        fprintf(f, " %*s", (int)strlen(cols[c]),
+                                u64s(size_stat(&n->sizes[i], cols[c]), v, sizeof(v)));
+                }
+                fputc('\n', f);
+        }
+}
+
+static void print_vmstat(FILE *f, const CtlNode *n) {
+        fprintf(f, "\nCounters since boot (%s/vmstat)\n", n->proc_root);
+        if (n->vmstat_error < 0) {
+                fprintf(f, "  cannot read: %s\n", strerror(-n->vmstat_error));
+                return;
+        }
+        for (size_t i = 0; i < n->vmstat->n_counters; i++)
+                fprintf(f, "  %-34s %14" PRIu64 "%s", n->vmstat->counters[i].name,
+                        n->vmstat->counters[i].value,
+                        i % 2 == 1 || i + 1 == n->vmstat->n_counters ? "\n" : "  ");
+}
+
+static void print_procs(FILE *f, const CtlNode *n) {
+        const CtlProcScan *s = &n->procs;
+
+        fprintf(f,
+                "\nTop processes by AnonHugePages (%s/PID/smaps_rollup: %zu processes, %zu measured, "
+                "%zu kernel threads, gone or unreadable)\n",
+                n->proc_root, s->n_scanned, s->n_measured, s->n_unreadable);
+        if (s->n_top == 0) {
+                fprintf(f, "  no process has AnonHugePages\n");
+                return;
+        }
+        fprintf(f, "  %8s %-18s %12s %12s %14s %6s %s\n", "PID", "COMMAND", "RSS kB", "PSS kB",
+                "ANONHUGE kB", "SHARE", "THP_enabled");
+        for (size_t i = 0; i < s->n_top; i++) {
+                const CtlProcess *p = &s->top[i];
+                char pct[16];
+
+                percent(p->rollup.anon_huge_pages_kb, p->rollup.rss_kb, pct, sizeof(pct));
+                fprintf(f, "  %8" PRIu64 " %-18s %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %6s %s\n", p->pid,
+                        p->name, p->rollup.rss_kb, p->rollup.pss_kb, p->rollup.anon_huge_pages_kb, pct,
+                        p->thp_enabled < 0 ? "-"
+                        : p->thp_enabled   ? "1"
+                                           : "0 (prctl)");
+        }
+        if (s->n_with_thp > s->n_top)
+                fprintf(f, "  ... and %zu more with AnonHugePages (--top N)\n", s->n_with_thp - s->n_top);
+}
+
+void ctl_status_print_text(FILE *f, const CtlNode *n) {
+        fprintf(f, "%s\n", n->headline);
+        if (n->kernel_release[0])
+                fprintf(f, "Kernel %s. ", n->kernel_release);
+        print_policy(f, n);
+        for (size_t i = 0; i < n->n_notes; i++)
+                fprintf(f, "  ! %s\n", n->notes[i].text);
+        print_knobs(f, n);
+        print_cmdline(f, n);
+        print_khugepaged(f, n);
+        print_memory(f, n);
+        print_sizes(f, n);
+        print_vmstat(f, n);
+        print_procs(f, n);
+}
+
+void ctl_pid_print_text(FILE *f, const CtlPid *p) {
+        const ProcSmaps *m = p->smaps;
+        char a[32], b[32], pct[16];
+
+        fprintf(f, "PID %" PRIu64 " (%s)%s%s\n", p->pid, p->status.name, p->exe[0] ? " " : "", p->exe);
+        fprintf(f, "  %s\n", p->verdict);
+        if (p->rollup_error < 0)
+                fprintf(f, "  smaps_rollup: cannot read: %s\n", strerror(-p->rollup_error));
+        else {
+                fprintf(f, "  Rss %s, Pss %s", kb(p->rollup.rss_kb, a, sizeof(a)),
+                        kb(p->rollup.pss_kb, b, sizeof(b)));
+                if (p->rollup.rss_kb >= p->rollup.pss_kb)
+                        fprintf(f, " (%" PRIu64 " kB of Rss is shared with other processes)",
+                                p->rollup.rss_kb - p->rollup.pss_kb);
+                percent(p->rollup.anon_huge_pages_kb, p->rollup.rss_kb, pct, sizeof(pct));
+                fprintf(f, "\n  AnonHugePages %s, %s of Rss\n",
+                        kb(p->rollup.anon_huge_pages_kb, a, sizeof(a)), pct);
+        }
+        fprintf(f, "  THP_enabled %s; system-wide enabled %s, defrag %s\n",
+                p->status.thp_enabled < 0 ? "- (kernel before 5.0)"
+                : p->status.thp_enabled   ? "1"
+                                          : "0 (prctl PR_SET_THP_DISABLE)",
+                p->enabled[0] ? p->enabled : "-", p->defrag[0] ? p->defrag : "-");
+        if (!m) {
+                fprintf(f, "  smaps: cannot read: %s\n", strerror(-p->smaps_error));
+        } else {
+                fprintf(f,
+                        "  %zu mappings; %zu advised MADV_HUGEPAGE (%" PRIu64 " kB), %zu MADV_NOHUGEPAGE, "
+                        "%zu THP-eligible\n",
+                        m->n_mappings, m->n_advised_huge, m->advised_huge_kb, m->n_advised_nohuge,
+                        m->n_thp_eligible);
+                if (m->n_top > 0) {
+                        fprintf(f, "\n  Largest AnonHugePages mappings (smaps)\n");
+                        fprintf(f, "  %-33s %-5s %12s %12s %14s %-5s %s\n", "ADDRESS", "PERMS", "SIZE kB",
+                                "RSS kB", "ANONHUGE kB", "ADV", "NAME");
+                        for (size_t i = 0; i < m->n_top; i++) {
+                                const ProcMapping *x = &m->top[i];
+                                char addr[40];
+
+                                snprintf(addr, sizeof(addr), "%" PRIx64 "-%" PRIx64, x->start, x->end);
+                                fprintf(f, "  %-33s %-5s %12" PRIu64 " %12s %14" PRIu64 " %-5s %s\n", addr,
+                                        x->perms, (x->end - x->start) / 1024, u64s(x->rss_kb, a, sizeof(a)),
+                                        x->anon_huge_pages_kb,
+                                        x->advised_huge     ? "hg"
+                                        : x->advised_nohuge ? "nh"
+                                                            : "-",
+                                        x->name[0] ? x->name : "[anon]");
+                        }
+                }
+        }
+        fprintf(f, "\n  Runtime: %s\n  %s\n", ctl_runtime_to_string(p->runtime), p->compare_with);
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "thpguard/macro.h"
+
+/* A real smaps_rollup is under 1 kB; four pages is plenty and bounds a planted file. */
+#define ROLLUP_READ_MAX 4096
+/* /proc/PID/status is about 1.5 kB. */
+#define STATUS_READ_MAX 8192
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+static bool parse_pid(const char *name, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!*name || *name == '0')
+                return false;
+        for (const char *p = name; *p; p++) {
+                if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
+                        return false;
+                v = v * 10 + (uint64_t)(*p - '0');
+        }
+        *ret = v;
+        return true;
+}
+
+static int read_status(const char *proc_root, uint64_t pid, ProcStatus *ret) {
+        char rel[64], buf[STATUS_READ_MAX];
+        size_t len;
+        int r;
+
+        snprintf(rel, sizeof(rel), "%" PRIu64 "/status", pid);
+        r = ctl_read_file(proc_root, rel, buf, sizeof(buf), &len);
+        if (r < 0)
+                return r;
+        return procfs_parse_status(buf, len, ret);
+}
+
+static int read_rollup(const char *proc_root, uint64_t pid, ProcSmapsRollup *ret) {
+        char rel[64], buf[ROLLUP_READ_MAX];
+        size_t len;
+        int r;
+
+        snprintf(rel, sizeof(rel), "%" PRIu64 "/smaps_rollup", pid);
+        r = ctl_read_file(proc_root, rel, buf, sizeof(buf), &len);
+        if (r < 0)
+                return r;
+        return procfs_parse_smaps_rollup(buf, len, ret);
+}
+
+/* khugepaged is a kernel thread: no mm, so its smaps_rollup fails and we look at status instead. */
+static bool is_khugepaged(const ProcStatus *st) {
+        if (strcmp(st->name, "khugepaged") != 0)
+                return false;
+        /* Before 6.0 there is no "Kthread:"; kernel threads are children of kthreadd (pid 2). */
+        return st->kthread == 1 || (st->kthread == -1 && st->ppid == 2);
+}
+
+static int cmp_by_anon_huge(const void *a, const void *b) {
+        const CtlProcess *x = a, *y = b;
+
+        if (x->rollup.anon_huge_pages_kb != y->rollup.anon_huge_pages_kb)
+                return x->rollup.anon_huge_pages_kb < y->rollup.anon_huge_pages_kb ? 1 : -1;
+        if (x->rollup.rss_kb != y->rollup.rss_kb)
+                return x->rollup.rss_kb < y->rollup.rss_kb ? 1 : -1;
+        return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+void ctl_proc_scan_done(CtlProcScan *s) {
+        free(s->top);
+        *s = (CtlProcScan){};
+}
+
+int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ CtlProcess *cand = NULL;
+        CtlProcScan s = {};
+        size_t n_cand = 0, cap_cand = 0;
+        struct dirent *de;
+
+        d = opendir(proc_root);
+        if (!d)
+                return -errno;
+
+        /*
+         * Only smaps_rollup for everyone: status is read for the top few
+         * alone, so a node with thousands of processes costs one file each.
+         */
+        while ((de = readdir(d))) {
+                ProcSmapsRollup rollup;
+                uint64_t pid;
+
+                if (!parse_pid(de->d_name, &pid))
+                        continue;
+                s.n_scanned++;
+                if (read_rollup(proc_root, pid, &rollup) < 0) {
+                        ProcStatus st;
+
+                        s.n_unreadable++;
+                        if (s.khugepaged_pid == 0 && read_status(proc_root, pid, &st) >= 0 &&
+                            is_khugepaged(&st))
+                                s.khugepaged_pid = pid;
+                        continue;
+                }
+                s.n_measured++;
+                if (rollup.anon_huge_pages_kb == 0)
+                        continue;
+                s.n_with_thp++;
+                if (n_cand == cap_cand) {
+                        size_t cap = cap_cand ? cap_cand * 2 : 64;
+                        CtlProcess *p = realloc(cand, cap * sizeof(*p));
+
+                        if (!p)
+                                return -ENOMEM;
+                        cand = p;
+                        cap_cand = cap;
+                }
+                cand[n_cand++] = (CtlProcess){ .pid = pid, .rollup = rollup, .thp_enabled = -1 };
+        }
+
+        if (n_cand > 0)
+                qsort(cand, n_cand, sizeof(*cand), cmp_by_anon_huge);
+        /* Compact the survivors in place: a process gone since its rollup is dropped, the next moves up. */
+        for (size_t i = 0; i < n_cand && s.n_top < top_n; i++) {
+                ProcStatus st;
+
+                if (read_status(proc_root, cand[i].pid, &st) < 0) {
+                        s.n_unreadable++;
+                        s.n_with_thp--;
+                        continue;
+                }
+                cand[s.n_top] = cand[i];
+                snprintf(cand[s.n_top].name, sizeof(cand[s.n_top].name), "%s", st.name);
+                cand[s.n_top].thp_enabled = st.thp_enabled;
+                s.n_top++;
+        }
+        s.top = TAKE_PTR(cand);
+        *ret = s;
+        return 0;
+}
