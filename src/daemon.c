@@ -228,8 +228,8 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
 static bool check_knob(Daemon *d, size_t i, Trigger t) {
         uint64_t now = now_usec(d);
 
-        if (fight_in_backoff(&d->knobs[i].fight, now)) {
-                fight_note_suppressed(&d->knobs[i].fight, d->knobs[i].fight.foreign);
+        if (fight_in_backoff(&d->knobs[i].fight)) {
+                fight_note_suppressed(&d->knobs[i].fight);
                 return false;
         }
         return enforce_and_log(d, i, t, now);

@@ -45,14 +45,18 @@ bool fight_note_correction(Fight *f, const FightConfig *c, uint64_t now, const c
         return true;
 }
 
-bool fight_in_backoff(const Fight *f, uint64_t now) {
-        return f->active && now < f->until_usec;
+bool fight_in_backoff(const Fight *f) {
+        /*
+         * Until the window-close handler has looked, not merely until the
+         * deadline: otherwise an event dispatched just before that handler
+         * corrects the knob and the fight looks over when it is not.
+         */
+        return f->active;
 }
 
-void fight_note_suppressed(Fight *f, const char *foreign) {
+void fight_note_suppressed(Fight *f) {
         f->suppressed++;
         f->suppressed_total++;
-        snprintf(f->foreign, sizeof(f->foreign), "%s", foreign);
 }
 
 FightVerdict fight_window_closed(Fight *f, const FightConfig *c, uint64_t now, bool drifted,

@@ -44,10 +44,11 @@ void fight_done(Fight *f);
 /* A correction was made at now, undoing `foreign`. True if this starts a fight. */
 bool fight_note_correction(Fight *f, const FightConfig *c, uint64_t now, const char *foreign);
 
-/* True while drift on this knob must be left alone. */
-bool fight_in_backoff(const Fight *f, uint64_t now);
+/* True while drift on this knob must be left alone: from the fight's start until a window closes without
+ * drift. */
+bool fight_in_backoff(const Fight *f);
 
-void fight_note_suppressed(Fight *f, const char *foreign);
+void fight_note_suppressed(Fight *f);
 
 typedef enum FightVerdict {
         FIGHT_CONTINUES, /* drifted again: correct once more, backoff doubled */

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Another writer rewrites a knob in a loop: the daemon detects the fight, logs
+# one warning naming the knob and the other writer's value, backs off instead
+# of spinning, and logs a summary when the fight ends.
+set -euo pipefail
+source "$SRCDIR/tests/lib/real-sysfs.sh"
+real_sysfs_begin
+source "$SRCDIR/tests/lib/daemon.sh"
+
+thp_set enabled madvise
+write_policy 'recheck_interval = 4; fight_threshold = 5; fight_window = 10;
+thp = { enabled = "madvise"; };'
+daemon_start
+
+# A writer looping flat out for 3 s.
+end=$((SECONDS + 3))
+while [ $SECONDS -lt $end ]; do echo always >"$THP/enabled"; done
+corrections=$(log_count 'msg="corrected enabled')
+echo "corrections during 3 s of fight: $corrections"
+wait_log 'level=warn msg="writer fight on enabled: another writer keeps setting always \(more than 5 corrections in 10s\); backing off".*knob=enabled observed=always' 1
+[ "$(log_count 'msg="writer fight on enabled: another')" = 1 ] || fail "the fight warning was logged more than once"
+# Backoff: 5 before the fight, then one at each window's end (1 s, 2 s...).
+[ "$corrections" -le 10 ] || fail "no backoff: $corrections corrections in 3 s"
+
+# The writer stopped: the knob comes back at the latest after the current window (<= 4 s cap) and the fight ends.
+thp_wait_for enabled madvise 6 || fail "the knob was not corrected after the fight"
+wait_log 'writer fight on enabled ended; [0-9]+ corrections were suppressed' 10
+lines=$(wc -l <"$WORK/daemon.log")
+echo "log lines: $lines"
+[ "$lines" -le 30 ] || fail "log flood: $lines lines"
+
+# After the fight a single drift is corrected at once again.
+thp_set enabled never
+thp_wait_for enabled madvise 1 || fail "inotify path not restored after the fight"
+daemon_stop
+echo PASS

@@ -1,0 +1,66 @@
+#!/bin/bash
+# Reload by SIGHUP (valid and invalid policy), by editing the file in place,
+# and by a Kubernetes ConfigMap-style ..data symlink swap.
+set -euo pipefail
+source "$SRCDIR/tests/lib/real-sysfs.sh"
+real_sysfs_begin
+source "$SRCDIR/tests/lib/daemon.sh"
+
+thp_set enabled madvise
+write_policy 'recheck_interval = 3600;
+thp = { enabled = "madvise"; };'
+daemon_start
+
+# SIGHUP with a valid new policy: it takes effect.
+write_policy 'recheck_interval = 3600;
+thp = { enabled = "never"; };'
+kill -HUP "$DAEMON_PID"
+thp_wait_for enabled never 2 || fail "the new policy did not take effect"
+wait_log 'corrected enabled: madvise -> never \(reload\).*trigger=reload'
+wait_log 'msg="policy reloaded from'
+
+# SIGHUP with an invalid policy: the old one is kept and still enforced, one error logged.
+write_policy 'thp = { enabled = "sometimes"; };'
+kill -HUP "$DAEMON_PID"
+wait_log 'level=error msg="policy rejected, keeping the last good one: .*thpguard.conf:1: thp.enabled: invalid value \\"sometimes\\"'
+[ "$(log_count 'policy rejected')" = 1 ] || fail "expected exactly one rejection line"
+thp_set enabled always
+thp_wait_for enabled never 1 || fail "the last good policy is not enforced after a rejected reload"
+
+# Editing the file in place (no signal): picked up by the directory watch.
+printf 'recheck_interval = 3600;\nthp = { enabled = "madvise"; };\n' >"$WORK/thpguard.conf"
+thp_wait_for enabled madvise 2 || fail "an in-place edit was not picked up"
+
+# A ConfigMap mount: thpguard.conf -> ..data/thpguard.conf, ..data -> ..<timestamp>/.
+# The kubelet writes a new timestamped dir and renames a new ..data symlink over the old one.
+cm=$WORK/configmap
+mkdir -p "$cm/..2026_11_30_01"
+write_policy 'recheck_interval = 3600;
+thp = { enabled = "madvise"; };' "$cm/..2026_11_30_01/thpguard.conf"
+ln -s ..2026_11_30_01 "$cm/..data"
+ln -s ..data/thpguard.conf "$cm/thpguard.conf"
+daemon_stop
+"$THPGUARDD" --config "$cm/thpguard.conf" --log-target=console 9>&- 2>"$WORK/daemon.log" &
+DAEMON_PID=$!
+wait_log 'msg="started'
+mkdir "$cm/..2026_11_30_02"
+write_policy 'recheck_interval = 3600;
+thp = { enabled = "never"; };' "$cm/..2026_11_30_02/thpguard.conf"
+ln -s ..2026_11_30_02 "$cm/..data_tmp"
+mv -T "$cm/..data_tmp" "$cm/..data"
+rm -rf "$cm/..2026_11_30_01"
+thp_wait_for enabled never 2 || fail "a ConfigMap ..data swap was not picked up"
+wait_log 'msg="policy reloaded from .*configmap/thpguard.conf'
+
+# A burst of SIGHUPs coalesces: far fewer reloads than signals, and the daemon still works.
+before=$(log_count 'policy reloaded')
+for _ in $(seq 200); do kill -HUP "$DAEMON_PID"; done
+sleep 0.5
+after=$(log_count 'policy reloaded')
+echo "200 SIGHUPs -> $((after - before)) reloads"
+[ $((after - before)) -ge 1 ] || fail "a SIGHUP burst caused no reload"
+[ $((after - before)) -lt 100 ] || fail "a SIGHUP burst was not coalesced ($((after - before)) reloads)"
+thp_set enabled always
+thp_wait_for enabled never 1 || fail "not enforcing after a SIGHUP burst"
+daemon_stop
+echo PASS
