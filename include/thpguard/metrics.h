@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Prometheus metrics as a textfile (the node-exporter textfile collector
+ * convention): no listening socket is added to a root daemon. The daemon
+ * fills a MetricsSnapshot; metrics_render() turns it into the text
+ * exposition format (version 0.0.4) with no I/O of its own, and
+ * metrics_write_file() replaces the file atomically.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "thpguard/enforce.h"
+#include "thpguard/procfs.h"
+
+#define METRICS_UNKNOWN UINT64_MAX
+
+/* liveness: the file must be younger than this many recheck intervals, plus the grace. */
+#define METRICS_ALIVE_INTERVALS 2
+#define METRICS_ALIVE_GRACE_SEC 10
+
+typedef struct MetricsKnob {
+        const char *knob; /* the knob path, as in logs: "enabled", "hugepages-64kB/enabled" */
+        bool compliant;
+        bool supported;
+        uint64_t corrections[_TRIGGER_MAX];
+        uint64_t failures;
+        uint64_t fights;
+} MetricsKnob;
+
+/* Node-wide figures from the kernel; METRICS_UNKNOWN (or n_vmstat 0) when not read. */
+typedef struct MetricsKernel {
+        uint64_t anon_huge_pages_bytes;
+        uint64_t shmem_huge_pages_bytes;
+        size_t n_vmstat;
+        ProcCounter vmstat[PROCFS_VMSTAT_MAX]; /* only those metrics_vmstat_is_exported() keeps */
+} MetricsKernel;
+
+typedef struct MetricsSnapshot {
+        bool up;
+        unsigned recheck_interval_sec;
+        const MetricsKnob *knobs;
+        size_t n_knobs;
+        uint64_t rechecks;
+        uint64_t reloads_ok;
+        uint64_t reloads_failed;
+        uint64_t last_correction_usec; /* CLOCK_REALTIME; 0 if none since start */
+        const MetricsKernel *kernel;   /* NULL: no kernel metrics */
+} MetricsSnapshot;
+
+/* The whole exposition, every family with # HELP and # TYPE. Returns 0 or -EIO. */
+int metrics_render(const MetricsSnapshot *s, FILE *f);
+
+/* The same into a malloc()ed, NUL-terminated string. */
+int metrics_render_string(const MetricsSnapshot *s, char **ret, size_t *ret_len);
+
+/*
+ * Renders s into a temporary file next to path (".NAME.XXXXXX": the textfile
+ * collector reads only *.prom), fsync()s it, makes it 0644 and renames it
+ * over path. A reader sees the old file or the new one, never a part.
+ */
+int metrics_write_file(const char *path, const MetricsSnapshot *s);
+
+/* The vmstat counters exported as thpguard_vmstat_total: thp_* and compact_stall. */
+bool metrics_vmstat_is_exported(const char *name);
+
+/*
+ * Reads meminfo and vmstat below proc_root ("/proc"). What cannot be read
+ * or parsed stays unknown; returns 0, or the first error met.
+ */
+int metrics_read_kernel(const char *proc_root, MetricsKernel *ret);
+
+/*
+ * The liveness check: 0 if the file at path says thpguard_up 1 and was
+ * written (mtime) within METRICS_ALIVE_INTERVALS recheck intervals (as the
+ * file itself states) plus METRICS_ALIVE_GRACE_SEC, at now_usec
+ * (CLOCK_REALTIME). Otherwise -ESTALE (stale, or up is 0), -ENOENT, or
+ * another -errno, with the reason in why.
+ */
+int metrics_check_alive(const char *path, uint64_t now_usec, char *why, size_t size);

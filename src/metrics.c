@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/metrics.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "thpguard/macro.h"
+#include "thpguard/path.h"
+
+#define USEC_PER_SEC UINT64_C(1000000)
+/* meminfo is about 1.5 kB and vmstat 6 kB on 6.18; room for kernels to come. */
+#define PROC_FILE_MAX (256 * 1024)
+/* Our own file: a few lines per knob. */
+#define METRICS_FILE_MAX (1024 * 1024)
+
+/* HELP text: backslash and newline are escaped (text format 0.0.4). */
+static void put_help_text(FILE *f, const char *s) {
+        for (; *s; s++) {
+                if (*s == '\\')
+                        fputs("\\\\", f);
+                else if (*s == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*s, f);
+        }
+}
+
+/* A label value: backslash, double quote and newline are escaped. */
+static void put_label_value(FILE *f, const char *s) {
+        for (; *s; s++) {
+                if (*s == '\\')
+                        fputs("\\\\", f);
+                else if (*s == '"')
+                        fputs("\\\"", f);
+                else if (*s == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*s, f);
+        }
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help) {
+        fprintf(f, "# HELP %s ", name);
+        put_help_text(f, help);
+        fprintf(f, "\n# TYPE %s %s\n", name, type);
+}
+
+/* name{k1="v1",k2="v2"} value; a NULL key ends the labels. */
+static void sample_begin(FILE *f, const char *name, const char *k1, const char *v1, const char *k2,
+                         const char *v2) {
+        fputs(name, f);
+        if (k1) {
+                fprintf(f, "{%s=\"", k1);
+                put_label_value(f, v1);
+                fputc('"', f);
+                if (k2) {
+                        fprintf(f, ",%s=\"", k2);
+                        put_label_value(f, v2);
+                        fputc('"', f);
+                }
+                fputc('}', f);
+        }
+        fputc(' ', f);
+}
+
+static void sample(FILE *f, const char *name, const char *k1, const char *v1, const char *k2, const char *v2,
+                   uint64_t value) {
+        sample_begin(f, name, k1, v1, k2, v2);
+        fprintf(f, "%" PRIu64 "\n", value);
+}
+
+static void render_knobs(const MetricsSnapshot *s, FILE *f) {
+        family(f, "thpguard_knob_compliant", "gauge",
+               "1 if the knob held the policy's value at its last check; 0 if it drifted (audit mode, "
+               "a failed correction, a writer fight), is unsupported or unreadable.");
+        for (size_t i = 0; i < s->n_knobs; i++)
+                sample(f, "thpguard_knob_compliant", "knob", s->knobs[i].knob, NULL, NULL,
+                       s->knobs[i].compliant);
+
+        family(f, "thpguard_knob_supported", "gauge",
+               "1 if this kernel has the knob and offers the policy's value; 0 if it is skipped.");
+        for (size_t i = 0; i < s->n_knobs; i++)
+                sample(f, "thpguard_knob_supported", "knob", s->knobs[i].knob, NULL, NULL,
+                       s->knobs[i].supported);
+
+        family(f, "thpguard_corrections_total", "counter",
+               "Drifts corrected since thpguardd started, by knob and by what found them: startup, "
+               "inotify, recheck or reload.");
+        for (size_t i = 0; i < s->n_knobs; i++)
+                for (Trigger t = 0; t < _TRIGGER_MAX; t++)
+                        sample(f, "thpguard_corrections_total", "knob", s->knobs[i].knob, "trigger",
+                               trigger_to_string(t), s->knobs[i].corrections[t]);
+
+        family(f, "thpguard_correction_failures_total", "counter",
+               "Corrections that failed: the write was refused or the value did not stick.");
+        for (size_t i = 0; i < s->n_knobs; i++)
+                sample(f, "thpguard_correction_failures_total", "knob", s->knobs[i].knob, NULL, NULL,
+                       s->knobs[i].failures);
+
+        family(f, "thpguard_writer_fights_total", "counter",
+               "Writer fights: another writer kept resetting the knob, and thpguardd backed off.");
+        for (size_t i = 0; i < s->n_knobs; i++)
+                sample(f, "thpguard_writer_fights_total", "knob", s->knobs[i].knob, NULL, NULL,
+                       s->knobs[i].fights);
+}
+
+static void render_kernel(const MetricsKernel *k, FILE *f) {
+        if (k->anon_huge_pages_bytes != METRICS_UNKNOWN) {
+                family(f, "thpguard_anon_huge_pages_bytes", "gauge",
+                       "Anonymous memory mapped with transparent huge pages, node-wide (meminfo "
+                       "AnonHugePages).");
+                sample(f, "thpguard_anon_huge_pages_bytes", NULL, NULL, NULL, NULL,
+                       k->anon_huge_pages_bytes);
+        }
+        if (k->shmem_huge_pages_bytes != METRICS_UNKNOWN) {
+                family(f, "thpguard_shmem_huge_pages_bytes", "gauge",
+                       "Shmem and tmpfs memory allocated with huge pages, node-wide (meminfo "
+                       "ShmemHugePages).");
+                sample(f, "thpguard_shmem_huge_pages_bytes", NULL, NULL, NULL, NULL,
+                       k->shmem_huge_pages_bytes);
+        }
+        if (k->n_vmstat > 0) {
+                family(f, "thpguard_vmstat_total", "counter",
+                       "The kernel's THP and compaction event counters (vmstat thp_* and compact_stall), "
+                       "node-wide, by counter name.");
+                for (size_t i = 0; i < k->n_vmstat; i++)
+                        sample(f, "thpguard_vmstat_total", "counter", k->vmstat[i].name, NULL, NULL,
+                               k->vmstat[i].value);
+        }
+}
+
+int metrics_render(const MetricsSnapshot *s, FILE *f) {
+        family(f, "thpguard_up", "gauge",
+               "1 while thpguardd runs and keeps this file current; 0 after a clean stop.");
+        sample(f, "thpguard_up", NULL, NULL, NULL, NULL, s->up);
+
+        family(f, "thpguard_recheck_interval_seconds", "gauge",
+               "Seconds between full rechecks; while thpguardd runs, this file is rewritten at least "
+               "that often.");
+        sample(f, "thpguard_recheck_interval_seconds", NULL, NULL, NULL, NULL, s->recheck_interval_sec);
+
+        render_knobs(s, f);
+
+        family(f, "thpguard_last_correction_timestamp_seconds", "gauge",
+               "Unix time of the last correction since thpguardd started; 0 if none.");
+        sample_begin(f, "thpguard_last_correction_timestamp_seconds", NULL, NULL, NULL, NULL);
+        fprintf(f, "%" PRIu64 ".%06" PRIu64 "\n", s->last_correction_usec / USEC_PER_SEC,
+                s->last_correction_usec % USEC_PER_SEC);
+
+        family(f, "thpguard_policy_reloads_total", "counter",
+               "Policy reloads, by result: ok, or failed (the last good policy was kept).");
+        sample(f, "thpguard_policy_reloads_total", "result", "ok", NULL, NULL, s->reloads_ok);
+        sample(f, "thpguard_policy_reloads_total", "result", "failed", NULL, NULL, s->reloads_failed);
+
+        family(f, "thpguard_rechecks_total", "counter",
+               "Full rechecks of every managed knob: the periodic timer and inotify queue overflows.");
+        sample(f, "thpguard_rechecks_total", NULL, NULL, NULL, NULL, s->rechecks);
+
+        if (s->kernel)
+                render_kernel(s->kernel, f);
+
+        return ferror(f) ? -EIO : 0;
+}
+
+int metrics_render_string(const MetricsSnapshot *s, char **ret, size_t *ret_len) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f;
+        int r;
+
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return -errno;
+        r = metrics_render(s, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -errno;
+        if (r < 0) {
+                free(buf);
+                return r;
+        }
+        *ret = buf;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                buf += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+int metrics_write_file(const char *path, const MetricsSnapshot *s) {
+        _cleanup_free_ char *text = NULL, *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        const char *slash = strrchr(path, '/');
+        size_t len;
+        int r;
+
+        r = metrics_render_string(s, &text, &len);
+        if (r < 0)
+                return r;
+        /* Same directory, so rename() is atomic; hidden and not *.prom, so no collector reads it. */
+        if (slash)
+                r = asprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
+        else
+                r = asprintf(&tmp, ".%s.XXXXXX", path);
+        if (r < 0) {
+                tmp = NULL;
+                return -ENOMEM;
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, text, len);
+        if (r >= 0 && fchmod(fd, 0644) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlink(tmp);
+        return r;
+}
+
+bool metrics_vmstat_is_exported(const char *name) {
+        return strncmp(name, "thp_", STRLEN("thp_")) == 0 || strcmp(name, "compact_stall") == 0;
+}
+
+/* A whole small file into a NUL-terminated heap buffer. */
+static int read_file(const char *path, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        buf = malloc(max + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (len == max)
+                        return -EFBIG;
+                n = read(fd, buf + len, max - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+static int read_proc_file(const char *proc_root, const char *name, char **ret, size_t *ret_len) {
+        char path[PATH_MAX];
+        int r;
+
+        r = path_join_root(proc_root, name, path, sizeof(path));
+        if (r < 0)
+                return r;
+        return read_file(path, PROC_FILE_MAX, ret, ret_len);
+}
+
+static uint64_t kb_to_bytes(uint64_t kb) {
+        if (kb == PROCFS_UNKNOWN || kb > UINT64_MAX / 1024)
+                return METRICS_UNKNOWN;
+        return kb * 1024;
+}
+
+int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
+        _cleanup_free_ char *meminfo = NULL, *vmstat_text = NULL;
+        _cleanup_free_ ProcVmstat *vmstat = NULL;
+        ProcMeminfo mi;
+        size_t len;
+        int r, first = 0;
+
+        ret->anon_huge_pages_bytes = METRICS_UNKNOWN;
+        ret->shmem_huge_pages_bytes = METRICS_UNKNOWN;
+        ret->n_vmstat = 0;
+
+        r = read_proc_file(proc_root, "meminfo", &meminfo, &len);
+        if (r >= 0)
+                r = procfs_parse_meminfo(meminfo, len, &mi);
+        if (r >= 0) {
+                ret->anon_huge_pages_bytes = kb_to_bytes(mi.anon_huge_pages_kb);
+                ret->shmem_huge_pages_bytes = kb_to_bytes(mi.shmem_huge_pages_kb);
+        } else
+                first = r;
+
+        vmstat = malloc(sizeof(*vmstat));
+        if (!vmstat)
+                return first < 0 ? first : -ENOMEM;
+        r = read_proc_file(proc_root, "vmstat", &vmstat_text, &len);
+        if (r >= 0)
+                r = procfs_parse_vmstat(vmstat_text, len, vmstat);
+        if (r >= 0) {
+                for (size_t i = 0; i < vmstat->n_counters && ret->n_vmstat < ELEMENTSOF(ret->vmstat); i++)
+                        if (metrics_vmstat_is_exported(vmstat->counters[i].name))
+                                ret->vmstat[ret->n_vmstat++] = vmstat->counters[i];
+        } else if (first == 0)
+                first = r;
+        return first;
+}
+
+/* The value of an unlabelled sample "name value" in our own file. */
+static bool find_value(const char *text, const char *name, uint64_t *ret) {
+        size_t n = strlen(name);
+        const char *line = text;
+
+        while (*line) {
+                const char *nl = strchr(line, '\n');
+
+                if (strncmp(line, name, n) == 0 && line[n] == ' ') {
+                        unsigned long long v;
+                        char *end;
+
+                        errno = 0;
+                        v = strtoull(line + n + 1, &end, 10);
+                        if (errno != 0 || end == line + n + 1 || (*end != '\n' && *end != '\0'))
+                                return false;
+                        *ret = v;
+                        return true;
+                }
+                if (!nl)
+                        break;
+                line = nl + 1;
+        }
+        return false;
+}
+
+int metrics_check_alive(const char *path, uint64_t now_usec, char *why, size_t size) {
+        _cleanup_free_ char *text = NULL;
+        uint64_t up, interval, mtime_usec, max_age_usec;
+        struct stat st;
+        size_t len;
+        int r;
+
+        r = read_file(path, METRICS_FILE_MAX, &text, &len);
+        if (r >= 0 && stat(path, &st) < 0)
+                r = -errno;
+        if (r < 0) {
+                snprintf(why, size, "cannot read %s: %s", path, strerror(-r));
+                return r;
+        }
+        if (!find_value(text, "thpguard_up", &up) ||
+            !find_value(text, "thpguard_recheck_interval_seconds", &interval)) {
+                snprintf(why, size, "%s is not a thpguardd metrics file", path);
+                return -EBADMSG;
+        }
+        if (up != 1) {
+                snprintf(why, size, "%s says thpguard_up %" PRIu64 ": thpguardd has stopped", path, up);
+                return -ESTALE;
+        }
+        mtime_usec = (uint64_t)st.st_mtim.tv_sec * USEC_PER_SEC + (uint64_t)st.st_mtim.tv_nsec / 1000;
+        max_age_usec = (METRICS_ALIVE_INTERVALS * interval + METRICS_ALIVE_GRACE_SEC) * USEC_PER_SEC;
+        /* A clock that went back makes the file look new: alive, not a false kill. */
+        if (now_usec > mtime_usec && now_usec - mtime_usec > max_age_usec) {
+                snprintf(why, size,
+                         "%s was last written %" PRIu64 "s ago, more than %" PRIu64
+                         "s (%d recheck intervals of %" PRIu64 "s, plus %ds): the event loop is stuck",
+                         path, (now_usec - mtime_usec) / USEC_PER_SEC, max_age_usec / USEC_PER_SEC,
+                         METRICS_ALIVE_INTERVALS, interval, METRICS_ALIVE_GRACE_SEC);
+                return -ESTALE;
+        }
+        snprintf(why, size, "%s was written %" PRIu64 "s ago; thpguardd is alive", path,
+                 now_usec > mtime_usec ? (now_usec - mtime_usec) / USEC_PER_SEC : 0);
+        return 0;
+}

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metrics renderer (exact text, escaping, HELP/TYPE for every family),
+ * the atomic writer, the kernel reader on a fake proc root, and the
+ * liveness check. The syntax is also checked by a real parser in
+ * metrics-parse.sh; these pin down what we mean to write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "thpguard/macro.h"
+#include "thpguard/metrics.h"
+
+#define SEC UINT64_C(1000000)
+
+static char *render(const MetricsSnapshot *s) {
+        char *text = NULL;
+        size_t len = 0;
+
+        assert_int_equal(metrics_render_string(s, &text, &len), 0);
+        assert_non_null(text);
+        assert_int_equal(strlen(text), len);
+        return text;
+}
+
+static MetricsKnob knob(const char *path) {
+        return (MetricsKnob){ .knob = path, .compliant = true, .supported = true };
+}
+
+static void test_exact(void **state) {
+        MetricsKnob k[] = { knob("enabled"), knob("hugepages-64kB/enabled") };
+        MetricsSnapshot s = {
+                .up = true,
+                .recheck_interval_sec = 30,
+                .knobs = k,
+                .n_knobs = 2,
+                .rechecks = 7,
+                .reloads_ok = 2,
+                .reloads_failed = 1,
+                .last_correction_usec = UINT64_C(1717000000000042),
+        };
+        _cleanup_free_ char *text = NULL;
+
+        k[0].corrections[TRIGGER_INOTIFY] = 3;
+        k[0].corrections[TRIGGER_STARTUP] = 1;
+        k[1].compliant = false;
+        k[1].supported = false;
+        k[1].failures = 4;
+        k[1].fights = 5;
+        text = render(&s);
+        assert_string_equal(
+            text,
+            "# HELP thpguard_up 1 while thpguardd runs and keeps this file current; 0 after a clean stop.\n"
+            "# TYPE thpguard_up gauge\n"
+            "thpguard_up 1\n"
+            "# HELP thpguard_recheck_interval_seconds Seconds between full rechecks; while thpguardd runs, "
+            "this file is rewritten at least that often.\n"
+            "# TYPE thpguard_recheck_interval_seconds gauge\n"
+            "thpguard_recheck_interval_seconds 30\n"
+            "# HELP thpguard_knob_compliant 1 if the knob held the policy's value at its last check; 0 if "
+            "it drifted (audit mode, a failed correction, a writer fight), is unsupported or unreadable.\n"
+            "# TYPE thpguard_knob_compliant gauge\n"
+            "thpguard_knob_compliant{knob=\"enabled\"} 1\n"
+            "thpguard_knob_compliant{knob=\"hugepages-64kB/enabled\"} 0\n"
+            "# HELP thpguard_knob_supported 1 if this kernel has the knob and offers the policy's value; 0 "
+            "if it is skipped.\n"
+            "# TYPE thpguard_knob_supported gauge\n"
+            "thpguard_knob_supported{knob=\"enabled\"} 1\n"
+            "thpguard_knob_supported{knob=\"hugepages-64kB/enabled\"} 0\n"
+            "# HELP thpguard_corrections_total Drifts corrected since thpguardd started, by knob and by "
+            "what "
+            "found them: startup, inotify, recheck or reload.\n"
+            "# TYPE thpguard_corrections_total counter\n"
+            "thpguard_corrections_total{knob=\"enabled\",trigger=\"startup\"} 1\n"
+            "thpguard_corrections_total{knob=\"enabled\",trigger=\"inotify\"} 3\n"
+            "thpguard_corrections_total{knob=\"enabled\",trigger=\"recheck\"} 0\n"
+            "thpguard_corrections_total{knob=\"enabled\",trigger=\"reload\"} 0\n"
+            "thpguard_corrections_total{knob=\"hugepages-64kB/enabled\",trigger=\"startup\"} 0\n"
+            "thpguard_corrections_total{knob=\"hugepages-64kB/enabled\",trigger=\"inotify\"} 0\n"
+            "thpguard_corrections_total{knob=\"hugepages-64kB/enabled\",trigger=\"recheck\"} 0\n"
+            "thpguard_corrections_total{knob=\"hugepages-64kB/enabled\",trigger=\"reload\"} 0\n"
+            "# HELP thpguard_correction_failures_total Corrections that failed: the write was refused or "
+            "the value did not stick.\n"
+            "# TYPE thpguard_correction_failures_total counter\n"
+            "thpguard_correction_failures_total{knob=\"enabled\"} 0\n"
+            "thpguard_correction_failures_total{knob=\"hugepages-64kB/enabled\"} 4\n"
+            "# HELP thpguard_writer_fights_total Writer fights: another writer kept resetting the knob, and "
+            "thpguardd backed off.\n"
+            "# TYPE thpguard_writer_fights_total counter\n"
+            "thpguard_writer_fights_total{knob=\"enabled\"} 0\n"
+            "thpguard_writer_fights_total{knob=\"hugepages-64kB/enabled\"} 5\n"
+            "# HELP thpguard_last_correction_timestamp_seconds Unix time of the last correction since "
+            "thpguardd started; 0 if none.\n"
+            "# TYPE thpguard_last_correction_timestamp_seconds gauge\n"
+            "thpguard_last_correction_timestamp_seconds 1717000000.000042\n"
+            "# HELP thpguard_policy_reloads_total Policy reloads, by result: ok, or failed (the last good "
+            "policy was kept).\n"
+            "# TYPE thpguard_policy_reloads_total counter\n"
+            "thpguard_policy_reloads_total{result=\"ok\"} 2\n"
+            "thpguard_policy_reloads_total{result=\"failed\"} 1\n"
+            "# HELP thpguard_rechecks_total Full rechecks of every managed knob: the periodic timer and "
+            "inotify queue overflows.\n"
+            "# TYPE thpguard_rechecks_total counter\n"
+            "thpguard_rechecks_total 7\n");
+}
+
+/* Every sample's family was announced with # HELP and # TYPE before it, once. */
+static void assert_every_family_documented(const char *text) {
+        char help[64][80] = {}, type[64][80] = {};
+        size_t n_help = 0, n_type = 0;
+        const char *line = text;
+
+        while (*line) {
+                const char *nl = strchr(line, '\n');
+                size_t len;
+                char name[80];
+
+                assert_non_null(nl); /* every line ends in a newline, the last one too */
+                len = (size_t)(nl - line);
+                if (strncmp(line, "# HELP ", 7) == 0 || strncmp(line, "# TYPE ", 7) == 0) {
+                        size_t nlen = strcspn(line + 7, " \n");
+                        char(*list)[80] = line[2] == 'H' ? help : type;
+                        size_t *n = line[2] == 'H' ? &n_help : &n_type;
+
+                        assert_true(nlen < sizeof(name));
+                        memcpy(name, line + 7, nlen);
+                        name[nlen] = '\0';
+                        for (size_t i = 0; i < *n; i++)
+                                assert_string_not_equal(list[i], name);
+                        assert_true(*n < 64);
+                        snprintf(list[(*n)++], sizeof(list[0]), "%s", name);
+                        /* Neither is empty. */
+                        assert_true(len > 7 + nlen + 1);
+                } else {
+                        size_t nlen = strcspn(line, "{ ");
+                        bool found_help = false, found_type = false;
+
+                        assert_true(line[0] != '#');
+                        assert_true(nlen > 0 && nlen < sizeof(name));
+                        memcpy(name, line, nlen);
+                        name[nlen] = '\0';
+                        for (size_t i = 0; i < n_help; i++)
+                                found_help |= strcmp(help[i], name) == 0;
+                        for (size_t i = 0; i < n_type; i++)
+                                found_type |= strcmp(type[i], name) == 0;
+                        if (!found_help || !found_type)
+                                fail_msg("sample %s comes without # HELP and # TYPE", name);
+                }
+                line = nl + 1;
+        }
+        assert_int_equal(n_help, n_type);
+}
+
+static void test_escaping(void **state) {
+        MetricsKnob k[] = { knob("a\"b\\c\nd") };
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 1, .knobs = k, .n_knobs = 1 };
+        _cleanup_free_ char *text = render(&s);
+
+        assert_non_null(strstr(text, "thpguard_knob_compliant{knob=\"a\\\"b\\\\c\\nd\"} 1\n"));
+        assert_non_null(
+            strstr(text, "thpguard_corrections_total{knob=\"a\\\"b\\\\c\\nd\",trigger=\"reload\"} 0\n"));
+        /* The raw newline never reaches the file: each line is still one sample. */
+        assert_null(strstr(text, "c\nd"));
+        assert_every_family_documented(text);
+}
+
+static void test_stopped_and_empty(void **state) {
+        MetricsSnapshot s = { .up = false, .recheck_interval_sec = 30 };
+        _cleanup_free_ char *text = render(&s);
+
+        assert_non_null(strstr(text, "\nthpguard_up 0\n"));
+        assert_non_null(strstr(text, "\nthpguard_last_correction_timestamp_seconds 0.000000\n"));
+        /* No knobs: the families are still announced, with no samples. */
+        assert_non_null(strstr(text, "# TYPE thpguard_knob_compliant gauge\n"));
+        assert_null(strstr(text, "thpguard_knob_compliant{"));
+        assert_null(strstr(text, "thpguard_vmstat_total"));
+        assert_every_family_documented(text);
+}
+
+static void test_kernel(void **state) {
+        MetricsKernel k = {
+                .anon_huge_pages_bytes = 4096 * 1024,
+                .shmem_huge_pages_bytes = METRICS_UNKNOWN,
+                .n_vmstat = 2,
+                .vmstat = { { "thp_fault_alloc", 12 }, { "compact_stall", 3 } },
+        };
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30, .kernel = &k };
+        _cleanup_free_ char *text = render(&s);
+
+        assert_non_null(strstr(text, "\nthpguard_anon_huge_pages_bytes 4194304\n"));
+        /* Unknown: the family is left out, not reported as 0. */
+        assert_null(strstr(text, "thpguard_shmem_huge_pages_bytes"));
+        assert_non_null(strstr(text, "# TYPE thpguard_vmstat_total counter\n"
+                                     "thpguard_vmstat_total{counter=\"thp_fault_alloc\"} 12\n"
+                                     "thpguard_vmstat_total{counter=\"compact_stall\"} 3\n"));
+        assert_every_family_documented(text);
+}
+
+static void test_vmstat_filter(void **state) {
+        assert_true(metrics_vmstat_is_exported("thp_fault_alloc"));
+        assert_true(metrics_vmstat_is_exported("thp_split_pmd"));
+        assert_true(metrics_vmstat_is_exported("compact_stall"));
+        assert_false(metrics_vmstat_is_exported("compact_fail"));
+        assert_false(metrics_vmstat_is_exported("nr_anon_transparent_hugepages"));
+        assert_false(metrics_vmstat_is_exported("thp"));
+}
+
+static char *tmpdir(void) {
+        char *d = strdup("/tmp/thpguard-metrics.XXXXXX");
+
+        assert_non_null(d);
+        assert_non_null(mkdtemp(d));
+        return d;
+}
+
+static void write_text(const char *dir, const char *name, const char *text) {
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        fputs(text, f);
+        assert_int_equal(fclose(f), 0);
+}
+
+static char *slurp(const char *path) {
+        FILE *f = fopen(path, "re");
+        char *buf = calloc(1, 1 << 16);
+        size_t n;
+
+        assert_non_null(f);
+        assert_non_null(buf);
+        n = fread(buf, 1, (1 << 16) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        return buf;
+}
+
+static size_t count_entries(const char *dir) {
+        char cmd[600];
+        FILE *p;
+        size_t n = 0;
+        int c;
+
+        snprintf(cmd, sizeof(cmd), "ls -A '%s'", dir);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        while ((c = fgetc(p)) != EOF)
+                n += c == '\n';
+        pclose(p);
+        return n;
+}
+
+static void remove_tree(const char *dir) {
+        char cmd[600];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void test_write_file(void **state) {
+        _cleanup_free_ char *dir = tmpdir(), *expected = NULL, *got = NULL, *got2 = NULL;
+        MetricsKnob k[] = { knob("enabled") };
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30, .knobs = k, .n_knobs = 1 };
+        char path[512], missing[512];
+        struct stat st1, st2;
+        mode_t old_umask;
+
+        snprintf(path, sizeof(path), "%s/thpguard.prom", dir);
+        old_umask = umask(077);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        umask(old_umask);
+        assert_int_equal(stat(path, &st1), 0);
+        /* Readable by node-exporter's user, whatever our umask. */
+        assert_int_equal(st1.st_mode & 07777, 0644);
+        expected = render(&s);
+        got = slurp(path);
+        assert_string_equal(got, expected);
+        assert_int_equal(count_entries(dir), 1);
+
+        /* A rewrite replaces the file (a new inode by rename), never edits it in place. */
+        k[0].corrections[TRIGGER_RECHECK] = 9;
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        assert_int_equal(stat(path, &st2), 0);
+        assert_int_not_equal(st1.st_ino, st2.st_ino);
+        got2 = slurp(path);
+        assert_non_null(strstr(got2, "trigger=\"recheck\"} 9\n"));
+        assert_int_equal(count_entries(dir), 1);
+
+        /* A directory that does not exist: an error, and nothing is left anywhere. */
+        snprintf(missing, sizeof(missing), "%s/nope/thpguard.prom", dir);
+        assert_int_equal(metrics_write_file(missing, &s), -ENOENT);
+        assert_int_equal(count_entries(dir), 1);
+        remove_tree(dir);
+}
+
+static void test_read_kernel(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsKernel k;
+
+        write_text(dir, "meminfo",
+                   "MemTotal:       24683620 kB\n"
+                   "MemFree:        23515108 kB\n"
+                   "AnonHugePages:     10240 kB\n"
+                   "ShmemHugePages:     2048 kB\n"
+                   "ShmemPmdMapped:        0 kB\n");
+        write_text(dir, "vmstat",
+                   "nr_free_pages 5878777\n"
+                   "nr_anon_transparent_hugepages 5\n"
+                   "compact_stall 7\n"
+                   "compact_fail 2\n"
+                   "thp_fault_alloc 100\n"
+                   "thp_fault_fallback 3\n"
+                   "thp_split_pmd 1\n");
+        assert_int_equal(metrics_read_kernel(dir, &k), 0);
+        assert_int_equal(k.anon_huge_pages_bytes, 10240 * 1024);
+        assert_int_equal(k.shmem_huge_pages_bytes, 2048 * 1024);
+        assert_int_equal(k.n_vmstat, 4);
+        assert_string_equal(k.vmstat[0].name, "compact_stall");
+        assert_int_equal(k.vmstat[0].value, 7);
+        assert_string_equal(k.vmstat[1].name, "thp_fault_alloc");
+        assert_int_equal(k.vmstat[1].value, 100);
+        assert_string_equal(k.vmstat[3].name, "thp_split_pmd");
+
+        /* An old kernel without ShmemHugePages: that one stays unknown. */
+        write_text(dir, "meminfo", "MemTotal:       1000 kB\nAnonHugePages:     0 kB\n");
+        assert_int_equal(metrics_read_kernel(dir, &k), 0);
+        assert_int_equal(k.anon_huge_pages_bytes, 0);
+        assert_int_equal(k.shmem_huge_pages_bytes, METRICS_UNKNOWN);
+
+        /* A truncated read is refused, not half believed. */
+        write_text(dir, "meminfo", "MemTotal:       1000 kB\nAnonHugePages:     0");
+        assert_int_equal(metrics_read_kernel(dir, &k), -EBADMSG);
+        assert_int_equal(k.anon_huge_pages_bytes, METRICS_UNKNOWN);
+        assert_int_equal(k.n_vmstat, 4);
+        remove_tree(dir);
+
+        /* No such proc root: everything unknown, the first error returned. */
+        assert_int_equal(metrics_read_kernel("/nonexistent-thpguard-proc", &k), -ENOENT);
+        assert_int_equal(k.anon_huge_pages_bytes, METRICS_UNKNOWN);
+        assert_int_equal(k.n_vmstat, 0);
+}
+
+static void set_mtime(const char *path, uint64_t sec) {
+        struct timespec ts[2] = { { .tv_sec = (time_t)sec }, { .tv_sec = (time_t)sec } };
+
+        assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+static void test_alive(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        const uint64_t t0 = UINT64_C(1800000000);
+        char path[512], why[512];
+
+        snprintf(path, sizeof(path), "%s/thpguard.prom", dir);
+        assert_int_equal(metrics_check_alive(path, t0 * SEC, why, sizeof(why)), -ENOENT);
+
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        set_mtime(path, t0);
+        assert_int_equal(metrics_check_alive(path, (t0 + 5) * SEC, why, sizeof(why)), 0);
+        /* 2 x 30 s + 10 s of grace. */
+        assert_int_equal(metrics_check_alive(path, (t0 + 70) * SEC, why, sizeof(why)), 0);
+        assert_int_equal(metrics_check_alive(path, (t0 + 71) * SEC, why, sizeof(why)), -ESTALE);
+        assert_non_null(strstr(why, "stuck"));
+        /* The clock went back: not a reason to kill the pod. */
+        assert_int_equal(metrics_check_alive(path, (t0 - 1000) * SEC, why, sizeof(why)), 0);
+
+        /* The bound follows the interval the file states. */
+        s.recheck_interval_sec = 300;
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        set_mtime(path, t0);
+        assert_int_equal(metrics_check_alive(path, (t0 + 600) * SEC, why, sizeof(why)), 0);
+
+        /* A clean stop wrote thpguard_up 0: not alive, however fresh. */
+        s.up = false;
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        set_mtime(path, t0);
+        assert_int_equal(metrics_check_alive(path, t0 * SEC, why, sizeof(why)), -ESTALE);
+        assert_non_null(strstr(why, "stopped"));
+
+        write_text(dir, "thpguard.prom", "something_else 1\n");
+        assert_int_equal(metrics_check_alive(path, t0 * SEC, why, sizeof(why)), -EBADMSG);
+        remove_tree(dir);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_exact),
+                cmocka_unit_test(test_escaping),
+                cmocka_unit_test(test_stopped_and_empty),
+                cmocka_unit_test(test_kernel),
+                cmocka_unit_test(test_vmstat_filter),
+                cmocka_unit_test(test_write_file),
+                cmocka_unit_test(test_read_kernel),
+                cmocka_unit_test(test_alive),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
