@@ -15,6 +15,8 @@
 #include "thpguard/enforce.h"
 #include "thpguard/fight.h"
 #include "thpguard/message-ids.h"
+#include "thpguard/metrics.h"
+#include "thpguard/path.h"
 #include "thpguard/policy.h"
 #include "thpguard/sysfs.h"
 #include "thpguard/watch.h"
@@ -30,6 +32,8 @@
  */
 #define INOTIFY_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
 #define INOTIFY_RATELIMIT_BURST         1000
+/* The metrics file is rewritten after corrections and rechecks, at most this often. */
+#define METRICS_MIN_INTERVAL_USEC USEC_PER_SEC
 
 typedef struct KnobRuntime {
         char path[KNOB_PATH_MAX]; /* same as the policy knob's; the key across reloads */
@@ -64,6 +68,15 @@ typedef struct Daemon {
 
         uint64_t rechecks;
         uint64_t reloads_ok, reloads_failed;
+        uint64_t last_correction_usec; /* CLOCK_REALTIME; 0: none since start */
+
+        /* The metrics file (--metrics-file, else the policy's metrics_file, else none). */
+        char proc_root[PATH_MAX];
+        sd_event_source *metrics_timer; /* the trailing write of a burst */
+        uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
+        bool metrics_dirty;
+        int metrics_error; /* the write error already logged; 0 when none */
+        bool stopped;
 } Daemon;
 
 static uint64_t now_usec(Daemon *d) {
@@ -159,6 +172,7 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 
         if (rt->state_known && rt->state == st->state)
                 return;
+        d->metrics_dirty = true;
         if (st->state == KNOB_STATE_UNSUPPORTED || st->state == KNOB_STATE_ERROR)
                 log_event(&d->log, LOG_WARNING, NULL, f, 1, "%s is %s: %s; skipping it", k->path,
                           knob_state_to_string(st->state), st->reason);
@@ -169,6 +183,7 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 }
 
 static void arm_backoff_timer(Daemon *d);
+static void metrics_update(Daemon *d);
 
 /* Enforces one knob and logs what happened. True if it was corrected, or drifted in audit mode. */
 static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
@@ -178,6 +193,8 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
 
         enforce_knob(d->sysfs, k, d->ptes_max, effective_mode(d), &o);
         note_state(d, i, &o.before);
+        if (o.action != ENFORCE_NONE)
+                d->metrics_dirty = true;
 
         switch (o.action) {
         case ENFORCE_NONE:
@@ -205,6 +222,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
         }
 
         rt->corrections[t]++;
+        sd_event_now(d->event, CLOCK_REALTIME, &d->last_correction_usec);
         rt->reported_errno = 0;
         rt->reported[0] = '\0';
         rt->state = KNOB_STATE_OK;
@@ -276,6 +294,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                         log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_WRITER_FIGHT, f, 2,
                                   "writer fight on %s ended; %" PRIu64 " corrections were suppressed",
                                   k->path, suppressed);
+                        d->metrics_dirty = true;
                         continue;
                 }
                 log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, 2,
@@ -287,6 +306,94 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 enforce_and_log(d, i, TRIGGER_RECHECK, now);
         }
         arm_backoff_timer(d);
+        metrics_update(d);
+        return 0;
+}
+
+static const char *metrics_path(const Daemon *d) {
+        if (d->options->metrics_file)
+                return d->options->metrics_file;
+        return d->policy ? d->policy->metrics_file : NULL;
+}
+
+static void metrics_write(Daemon *d) {
+        const char *path = metrics_path(d);
+        _cleanup_free_ MetricsKnob *knobs = NULL;
+        _cleanup_free_ MetricsKernel *kernel = NULL;
+        int r = -ENOMEM;
+
+        knobs = calloc(d->policy->n_knobs ? d->policy->n_knobs : 1, sizeof(*knobs));
+        kernel = malloc(sizeof(*kernel));
+        if (knobs && kernel) {
+                MetricsSnapshot s = {
+                        .up = !d->stopped,
+                        .recheck_interval_sec = d->policy->recheck_interval_sec,
+                        .knobs = knobs,
+                        .n_knobs = d->policy->n_knobs,
+                        .rechecks = d->rechecks,
+                        .reloads_ok = d->reloads_ok,
+                        .reloads_failed = d->reloads_failed,
+                        .last_correction_usec = d->last_correction_usec,
+                        .kernel = kernel,
+                };
+
+                for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                        const KnobRuntime *rt = &d->knobs[i];
+
+                        knobs[i] = (MetricsKnob){
+                                .knob = rt->path,
+                                /* In a fight's backoff the knob is left drifted on purpose. */
+                                .compliant = rt->state_known && rt->state == KNOB_STATE_OK &&
+                                             !fight_in_backoff(&rt->fight),
+                                .supported = !(rt->state_known && rt->state == KNOB_STATE_UNSUPPORTED),
+                                .failures = rt->failures,
+                                .fights = rt->fights,
+                        };
+                        memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
+                }
+                /* Best effort: what the kernel does not offer is left out of the file. */
+                (void)metrics_read_kernel(d->proc_root, kernel);
+                r = metrics_write_file(path, &s);
+        }
+        /* One line when writing starts failing and one when it works again, not one per write. */
+        if (r < 0 && r != d->metrics_error)
+                log_plain(&d->log, LOG_WARNING, "cannot write the metrics file %s: %s; retrying later", path,
+                          strerror(-r));
+        else if (r >= 0 && d->metrics_error != 0)
+                log_plain(&d->log, LOG_INFO, "the metrics file %s is written again", path);
+        d->metrics_error = r < 0 ? r : 0;
+        d->metrics_written_usec = now_usec(d);
+        d->metrics_dirty = false;
+}
+
+/*
+ * Writes the metrics file if something changed, at most once per
+ * METRICS_MIN_INTERVAL_USEC: a change within that second arms one trailing
+ * write, so the file never lags more than a second and a writer fight costs
+ * one write per second, not one per correction.
+ */
+static void metrics_update(Daemon *d) {
+        uint64_t due = d->metrics_written_usec + METRICS_MIN_INTERVAL_USEC;
+        int enabled = SD_EVENT_OFF;
+
+        if (!d->metrics_dirty || !metrics_path(d) || !d->metrics_timer)
+                return;
+        if (d->metrics_written_usec == 0 || now_usec(d) >= due) {
+                metrics_write(d);
+                return;
+        }
+        sd_event_source_get_enabled(d->metrics_timer, &enabled);
+        if (enabled != SD_EVENT_OFF)
+                return;
+        sd_event_source_set_time(d->metrics_timer, due);
+        sd_event_source_set_enabled(d->metrics_timer, SD_EVENT_ONESHOT);
+}
+
+static int on_metrics_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        if (d->metrics_dirty && metrics_path(d))
+                metrics_write(d);
         return 0;
 }
 
@@ -312,6 +419,9 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         check_all(d, TRIGGER_RECHECK);
         sd_event_source_set_time_relative(s, (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC);
         sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        /* Every recheck rewrites the file: its age is the liveness signal. */
+        d->metrics_dirty = true;
+        metrics_update(d);
         return 0;
 }
 
@@ -370,11 +480,14 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
                 log_plain(&d->log, LOG_WARNING, "inotify queue overflowed; rechecking every knob");
                 d->rechecks++;
                 check_all(d, TRIGGER_RECHECK);
+                d->metrics_dirty = true;
+                metrics_update(d);
                 return 0;
         }
         for (size_t i = 0; i < d->policy->n_knobs; i++)
                 if (pending[i])
                         check_knob(d, i, TRIGGER_INOTIFY);
+        metrics_update(d);
         return 0;
 }
 
@@ -473,7 +586,11 @@ static void reload(Daemon *d) {
 }
 
 static int on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        reload(userdata);
+        Daemon *d = userdata;
+
+        reload(d);
+        d->metrics_dirty = true; /* a reload counter moved, whatever the result */
+        metrics_update(d);
         return 0;
 }
 
@@ -568,6 +685,7 @@ static void daemon_done(Daemon *d) {
         sd_event_source_disable_unref(d->recheck_timer);
         sd_event_source_disable_unref(d->reload_timer);
         sd_event_source_disable_unref(d->backoff_timer);
+        sd_event_source_disable_unref(d->metrics_timer);
         sd_event_source_disable_unref(d->sigterm);
         sd_event_source_disable_unref(d->sigint);
         sd_event_source_disable_unref(d->sighup);
@@ -602,6 +720,13 @@ int daemon_run(const DaemonOptions *o) {
         }
         if (sysfs_read_ptes_max(d.sysfs, &d.ptes_max) < 0)
                 d.ptes_max = PTES_MAX_UNKNOWN;
+        /*
+         * The one place the metrics' proc root is built. In a pod /proc is the
+         * pod's own, but meminfo and vmstat are node-wide there too (unless
+         * lxcfs is mounted over meminfo; then AnonHugePages is the pod's).
+         */
+        if (path_join_root("/", "proc", d.proc_root, sizeof(d.proc_root)) < 0)
+                return EXIT_FAILURE;
 
         /* An invalid policy: report every error, write nothing, exit 1. */
         r = load_policy(&d, &diag, &p);
@@ -657,6 +782,11 @@ int daemon_run(const DaemonOptions *o) {
         if (r >= 0)
                 r = sd_event_add_time(d.event, &d.backoff_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 10,
                                       on_backoff_timer, &d);
+        if (r >= 0)
+                r = sd_event_add_time(d.event, &d.metrics_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 10,
+                                      on_metrics_timer, &d);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d.metrics_timer, SD_EVENT_OFF);
         if (r >= 0) {
                 arm_backoff_timer(&d);
                 r = setup_config_watch(&d);
@@ -672,9 +802,15 @@ int daemon_run(const DaemonOptions *o) {
                   effective_mode(&d) == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d.policy->n_knobs,
                   o->config, d.sysfs->thp_dir, corrected,
                   effective_mode(&d) == POLICY_MODE_AUDIT ? "drifted" : "corrected");
+        d.metrics_dirty = true;
+        metrics_update(&d);
         notify_status(&d, "READY=1\n", corrected, "startup");
 
         r = sd_event_loop(d.event);
+        /* A clean stop leaves thpguard_up 0 in the metrics, and the knobs as they are. */
+        d.stopped = true;
+        if (metrics_path(&d))
+                metrics_write(&d);
         sd_notify(0, "STOPPING=1");
         return r < 0 ? EXIT_FAILURE : r;
 }

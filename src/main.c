@@ -5,14 +5,17 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "thpguard/compliance.h"
 #include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
+#include "thpguard/metrics.h"
 #include "thpguard/policy.h"
 #include "thpguard/report.h"
 #include "thpguard/sysfs.h"
@@ -33,6 +36,7 @@ typedef enum Action {
         ACTION_CHECK_CONFIG,
         ACTION_VERIFY,
         ACTION_ONCE,
+        ACTION_ALIVE,
         ACTION_HELP,
         ACTION_VERSION,
 } Action;
@@ -63,12 +67,15 @@ static void help(void) {
                "                         where events go; auto: the journal if its socket exists,\n"
                "                         else logfmt lines on stderr (default auto)\n"
                "      --metrics-file PATH  Prometheus textfile to keep up to date\n"
+               "      --alive            liveness probe: exit 0 if the daemon keeps the metrics file\n"
+               "                         (--metrics-file, else the policy's) fresh; write nothing\n"
                "  -h, --help             show this help\n"
                "  -V, --version          show the version\n"
                "\n"
                "Exit status: daemon 0 on SIGTERM/SIGINT, 1 on an invalid policy or setup error;\n"
                "--check-config 0 valid, 1 invalid; --verify and --once 0 compliant, 1 drift\n"
-               "left, 2 error (such as an invalid policy, which never leads to a write).\n"
+               "left, 2 error (such as an invalid policy, which never leads to a write);\n"
+               "--alive 0 alive, 1 stale, stopped or missing metrics file, 2 error.\n"
                "See thpguardd(8) and thpguard.conf(5).\n");
 }
 
@@ -81,6 +88,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 ARG_AUDIT,
                 ARG_LOG_TARGET,
                 ARG_METRICS_FILE,
+                ARG_ALIVE,
         };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -92,6 +100,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 { "audit", no_argument, NULL, ARG_AUDIT },
                 { "log-target", required_argument, NULL, ARG_LOG_TARGET },
                 { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
+                { "alive", no_argument, NULL, ARG_ALIVE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {},
@@ -117,6 +126,10 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                         break;
                 case ARG_ONCE:
                         a.action = ACTION_ONCE;
+                        n_modes++;
+                        break;
+                case ARG_ALIVE:
+                        a.action = ACTION_ALIVE;
                         n_modes++;
                         break;
                 case ARG_JSON:
@@ -159,7 +172,8 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 return -EINVAL;
         }
         if (n_modes > 1) {
-                fprintf(stderr, "thpguardd: --check-config, --verify and --once exclude each other\n");
+                fprintf(stderr,
+                        "thpguardd: --check-config, --verify, --once and --alive exclude each other\n");
                 return -EINVAL;
         }
         if (a.json && a.action != ACTION_VERIFY) {
@@ -305,6 +319,41 @@ static int run_once(const Args *a) {
         return compliant ? EXIT_COMPLIANT : EXIT_DRIFT;
 }
 
+/*
+ * The liveness probe of a pod: the daemon rewrites its metrics file at every
+ * recheck, so a file that is not fresh means the event loop is stuck (or the
+ * daemon stopped: then the file says thpguard_up 0). 0 alive, 1 not, 2 error.
+ */
+static int run_alive(const Args *a) {
+        _cleanup_diag_ Diag diag = {};
+        _cleanup_policy_ Policy *p = NULL;
+        const char *path = a->metrics_file;
+        struct timespec ts;
+        char why[PATH_MAX + 256];
+
+        if (!path) {
+                if (load_policy(a, &diag, &p) < 0) {
+                        diag_print(&diag, stderr);
+                        return EXIT_ERROR;
+                }
+                path = p->metrics_file;
+        }
+        if (!path) {
+                fprintf(stderr,
+                        "thpguardd: --alive needs a metrics file: --metrics-file, or metrics_file in %s\n",
+                        a->config);
+                return EXIT_ERROR;
+        }
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if (metrics_check_alive(path, (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000, why,
+                                sizeof(why)) < 0) {
+                fprintf(stderr, "thpguardd: not alive: %s\n", why);
+                return EXIT_DRIFT;
+        }
+        printf("%s\n", why);
+        return EXIT_COMPLIANT;
+}
+
 int main(int argc, char **argv) {
         Args a;
 
@@ -325,6 +374,8 @@ int main(int argc, char **argv) {
                 return run_verify(&a);
         case ACTION_ONCE:
                 return run_once(&a);
+        case ACTION_ALIVE:
+                return run_alive(&a);
         case ACTION_DAEMON:
         default: {
                 DaemonOptions o = {
