@@ -31,7 +31,7 @@
  * queued events, so the loop stays cheap; drift is still seen.
  */
 #define INOTIFY_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
-#define INOTIFY_RATELIMIT_BURST         1000
+#define INOTIFY_RATELIMIT_BURST         5000
 /* The metrics file is rewritten after corrections and rechecks, at most this often. */
 #define METRICS_MIN_INTERVAL_USEC USEC_PER_SEC
 
