@@ -1,0 +1,77 @@
+#!/bin/bash
+# Real sysfs: a value the kernel rejects. thpguardd bounds max_ptes_* by
+# hpage_pmd_size / page size - 1 (511 here), so to get 1000 past validation on
+# purpose we bind-mount a fake hpage_pmd_size (4194304: bound 1023) over the
+# real one in a private mount namespace. The real kernel still allows 511 at
+# most and answers the write with EINVAL. --once must say the kernel rejected
+# the value, exit 1, leave max_ptes_none as it was, and still correct the
+# knobs after it in the policy (enabled).
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+it_init
+command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+unshare -m --propagation private true 2>/dev/null || skip "cannot make a private mount namespace here (needs CAP_SYS_ADMIN)"
+it_real_sysfs_begin
+for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
+        [ -f "$THP/$k" ] || skip "this kernel has no $k"
+done
+REAL_PMD=$(cat "$THP/hpage_pmd_size")
+PAGE=$(getconf PAGESIZE)
+BOUND=$((REAL_PMD / PAGE - 1))
+[ "$BOUND" -lt 1000 ] || skip "this kernel accepts max_ptes_none up to $BOUND; 1000 would not be rejected"
+FAKE_PMD=$((REAL_PMD * 2))
+[ $((FAKE_PMD / PAGE - 1)) -ge 1000 ] || FAKE_PMD=$(((1000 + 1) * PAGE))
+
+thp_set enabled always
+before=$(thp_get khugepaged/max_ptes_none)
+[ "$before" != 1000 ] || fail "test bug: max_ptes_none already reads 1000"
+
+# max_ptes_none first, so a failure there must not stop enabled after it.
+P=$TMP/policy.conf
+policy "$P" <<'CONF'
+thp = {
+  khugepaged = {
+    max_ptes_none = 1000;
+  };
+  enabled = "madvise";
+};
+CONF
+L=$(line_of "$P" max_ptes_none)
+
+# Outside the namespace, validation refuses 1000 as above the bound.
+run "$THPGUARDD" -n --config "$P"
+expect_rc 0 "-n with max_ptes_none = 1000"
+expect_err "^$(re "$P"):$L: warning: khugepaged/max_ptes_none: 1000 is above this kernel's maximum $BOUND; this knob is skipped$" "-n"
+run "$THPGUARDD" --verify --config "$P"
+expect_rc 1 "--verify (enabled drifts; max_ptes_none is unsupported)"
+expect_out "^khugepaged/max_ptes_none +1000 +$before +unsupported \\(1000 is above this kernel's maximum $BOUND\\)$" "--verify"
+
+echo "$FAKE_PMD" >"$TMP/hpage_pmd_size"
+# in_ns CMD...: runs CMD where hpage_pmd_size reads $FAKE_PMD.
+in_ns() {
+        # shellcheck disable=SC2016 # expanded by the inner bash
+        unshare -m --propagation private bash -c '
+                set -e
+                mount --bind "$1" "$2/hpage_pmd_size"
+                [ "$(cat "$2/hpage_pmd_size")" = "$3" ] || { echo "fake hpage_pmd_size not in place" >&2; exit 99; }
+                shift 3
+                exec "$@"' _ "$TMP/hpage_pmd_size" "$THP" "$FAKE_PMD" "$@" 9>&-
+}
+
+# In the namespace, 1000 is within the (fake) bound: plain drift.
+run in_ns "$THPGUARDD" --verify --config "$P"
+[ "$RC" -ne 99 ] || fail "could not bind-mount a fake hpage_pmd_size: $(err)"
+expect_rc 1 "--verify with the fake hpage_pmd_size"
+expect_out "^khugepaged/max_ptes_none +1000 +$before +drift$" "--verify with the fake hpage_pmd_size"
+
+run in_ns "$THPGUARDD" --once --config "$P"
+expect_rc 1 "--once where the kernel rejects max_ptes_none = 1000"
+expect_err "^thpguardd: khugepaged/max_ptes_none: $before -> 1000 failed: the kernel rejected the value \\(Invalid argument\\)$" "--once"
+expect_out '^enabled: always -> madvise$' "--once (the knob after the rejected one is still enforced)"
+expect_no_out 'max_ptes_none' "--once must not report max_ptes_none as corrected"
+[ "$(thp_get enabled)" = madvise ] || fail "enabled reads $(thp_get enabled): the rejected knob stopped the others"
+[ "$(thp_get khugepaged/max_ptes_none)" = "$before" ] || fail "max_ptes_none changed to $(thp_get khugepaged/max_ptes_none), expected $before"
+[ "$(cat "$THP/hpage_pmd_size")" = "$REAL_PMD" ] || fail "the fake hpage_pmd_size leaked out of the private namespace"
+
+echo "PASS: the kernel's EINVAL is reported, the value kept, the other knobs enforced"
