@@ -14,11 +14,15 @@ stop_journald() {
         if [ -n "$started_journald" ]; then
                 kill "$started_journald" 2>/dev/null
                 wait "$started_journald" 2>/dev/null || true
+                # Leave no stale socket that would make `auto` think a journal runs.
+                rm -f /run/systemd/journal/socket
         fi
 }
 trap 'stop_journald; daemon_cleanup' EXIT
-if [ ! -S /run/systemd/journal/socket ]; then
+# A socket file alone proves nothing: a journald we stopped earlier leaves it behind.
+if ! pgrep -x systemd-journal >/dev/null; then
         mkdir -p /run/systemd/journal
+        rm -f /run/systemd/journal/socket
         $JOURNALD 9>&- &
         started_journald=$!
         for _ in $(seq 200); do [ -S /run/systemd/journal/socket ] && break; sleep 0.01; done
