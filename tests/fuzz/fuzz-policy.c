@@ -45,6 +45,61 @@ FILE *fopen(const char *path, const char *mode) {
         return real_fopen(path, mode);
 }
 
+/*
+ * True if a decimal or 0x literal somewhere in text[0..len) has the value v.
+ * A policy that says 4294967326 must not be enforced as 30: whatever number
+ * the daemon will write has to be written in the file.
+ */
+static bool literal_in(const char *text, size_t len, uint64_t v) {
+        for (size_t i = 0; i < len;) {
+                uint64_t x = 0;
+                bool overflow = false, hex = false;
+                size_t start;
+
+                if (text[i] < '0' || text[i] > '9') {
+                        i++;
+                        continue;
+                }
+                if (text[i] == '0' && i + 2 < len && (text[i + 1] == 'x' || text[i + 1] == 'X')) {
+                        hex = true;
+                        i += 2;
+                }
+                start = i;
+                for (; i < len; i++) {
+                        char c = text[i];
+                        unsigned d;
+
+                        if (c >= '0' && c <= '9')
+                                d = (unsigned)(c - '0');
+                        else if (hex && c >= 'a' && c <= 'f')
+                                d = (unsigned)(c - 'a' + 10);
+                        else if (hex && c >= 'A' && c <= 'F')
+                                d = (unsigned)(c - 'A' + 10);
+                        else
+                                break;
+                        if (x > (UINT64_MAX - d) / (hex ? 16 : 10))
+                                overflow = true;
+                        x = x * (hex ? 16 : 10) + d;
+                }
+                if (i > start && !overflow && x == v)
+                        return true;
+        }
+        return false;
+}
+
+/* Where line n (1-based) starts in text, or len if there are fewer lines. */
+static size_t line_offset(const char *text, size_t len, unsigned n) {
+        size_t off = 0;
+
+        for (unsigned l = 1; l < n && off < len; l++) {
+                const char *nl = memchr(text + off, '\n', len - off);
+                if (!nl)
+                        return len;
+                off = (size_t)(nl - text) + 1;
+        }
+        return off;
+}
+
 static bool is_canonical_uint(const char *s, uint64_t min, uint64_t max) {
         uint64_t v = 0;
         size_t n = strnlen(s, KNOB_VALUE_MAX);
@@ -93,7 +148,7 @@ static void check_knob_path(const PolicyKnob *k) {
         FUZZ_ASSERT(strcmp(name, k->spec->sysfs_name) == 0);
 }
 
-static void check_policy(const Policy *p) {
+static void check_policy(const Policy *p, const char *text, size_t len) {
         FUZZ_ASSERT(p->file && strcmp(p->file, FILE_NAME) == 0);
         FUZZ_ASSERT(p->mode == POLICY_MODE_ENFORCE || p->mode == POLICY_MODE_AUDIT);
         FUZZ_ASSERT(p->recheck_interval_sec >= POLICY_RECHECK_MIN &&
@@ -101,6 +156,13 @@ static void check_policy(const Policy *p) {
         FUZZ_ASSERT(p->fight_threshold <= POLICY_FIGHT_THRESHOLD_MAX);
         FUZZ_ASSERT(p->fight_window_sec >= 1 && p->fight_window_sec <= POLICY_RECHECK_MAX);
         FUZZ_ASSERT(!p->metrics_file || p->metrics_file[0] == '/');
+        /* Values other than the defaults were written in the file. */
+        FUZZ_ASSERT(p->recheck_interval_sec == POLICY_RECHECK_DEFAULT ||
+                    literal_in(text, len, p->recheck_interval_sec));
+        FUZZ_ASSERT(p->fight_threshold == POLICY_FIGHT_THRESHOLD_DEFAULT ||
+                    literal_in(text, len, p->fight_threshold));
+        FUZZ_ASSERT(p->fight_window_sec == POLICY_FIGHT_WINDOW_DEFAULT ||
+                    literal_in(text, len, p->fight_window_sec));
         FUZZ_ASSERT(p->n_knobs == 0 || p->knobs);
 
         for (size_t i = 0; i < p->n_knobs; i++) {
@@ -117,9 +179,14 @@ static void check_policy(const Policy *p) {
                 case KNOB_BOOL:
                         FUZZ_ASSERT(strcmp(k->desired, "0") == 0 || strcmp(k->desired, "1") == 0);
                         break;
-                case KNOB_UINT:
+                case KNOB_UINT: {
+                        size_t from = line_offset(text, len, k->line);
+
                         FUZZ_ASSERT(is_canonical_uint(k->desired, k->spec->min, UINT_KNOB_MAX));
+                        /* The setting's name is on k->line; its value comes after. */
+                        FUZZ_ASSERT(literal_in(text + from, len - from, strtoull(k->desired, NULL, 10)));
                         break;
+                }
                 default:
                         FUZZ_ASSERT(!"unknown knob type");
                 }
@@ -166,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 FUZZ_ASSERT(r == 0);
                 FUZZ_ASSERT(p && p != sentinel);
                 FUZZ_ASSERT(d.n_errors == 0);
-                check_policy(p);
+                check_policy(p, (const char *)data, size);
                 policy_free(p);
         }
         check_diag(&d);
