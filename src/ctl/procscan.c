@@ -131,6 +131,8 @@ int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
                 ProcStatus st;
 
                 if (read_status(proc_root, cand[i].pid, &st) < 0) {
+                        /* Gone since its rollup: counted as unreadable, not as measured. */
+                        s.n_measured--;
                         s.n_unreadable++;
                         s.n_with_thp--;
                         continue;

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helper for thpguardctl.
+ *
+ *   thp-helper probe [EXIT]      print PR_GET_THP_DISABLE and the THP_enabled:
+ *                                line of /proc/self/status, then exit EXIT
+ *   thp-helper hog MIB MODE      map MIB MiB of anonymous memory per region,
+ *                                2 MiB aligned, MODE advise|plain|both (one
+ *                                region with MADV_HUGEPAGE, one without, or
+ *                                both), touch every page, print "ready" and
+ *                                the regions, then wait for a signal
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define PMD_SIZE (2UL * 1024 * 1024)
+
+static int probe(int exit_code) {
+        char line[256];
+        FILE *f;
+
+        printf("prctl_thp_disable=%d\n", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
+        f = fopen("/proc/self/status", "re");
+        if (!f) {
+                perror("/proc/self/status");
+                return 1;
+        }
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "THP_enabled:", 12) == 0)
+                        fputs(line, stdout);
+        fclose(f);
+        fflush(stdout);
+        return exit_code;
+}
+
+static void *map_region(size_t size, bool advise) {
+        uint8_t *p = mmap(NULL, size + PMD_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uint8_t *aligned;
+
+        if (p == MAP_FAILED) {
+                perror("mmap");
+                exit(1);
+        }
+        /* A huge page needs a 2 MiB aligned 2 MiB range inside the mapping. */
+        aligned = (uint8_t *)(((uintptr_t)p + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+        if (advise && madvise(aligned, size, MADV_HUGEPAGE) < 0) {
+                perror("madvise(MADV_HUGEPAGE)");
+                exit(1);
+        }
+        if (!advise)
+                (void)madvise(aligned, size, MADV_NORMAL);
+        for (size_t off = 0; off < size; off += 4096)
+                aligned[off] = 1;
+        return aligned;
+}
+
+int main(int argc, char **argv) {
+        if (argc >= 2 && strcmp(argv[1], "probe") == 0)
+                return probe(argc >= 3 ? atoi(argv[2]) : 0);
+        if (argc == 4 && strcmp(argv[1], "hog") == 0) {
+                size_t size = strtoul(argv[2], NULL, 10) * 1024 * 1024;
+                const char *mode = argv[3];
+
+                if (size == 0 || size % PMD_SIZE != 0) {
+                        fprintf(stderr, "hog: MIB must be a positive multiple of 2\n");
+                        return 2;
+                }
+                if (strcmp(mode, "advise") == 0 || strcmp(mode, "both") == 0) {
+                        void *p = map_region(size, true);
+                        printf("advised %" PRIxPTR "-%" PRIxPTR "\n", (uintptr_t)p, (uintptr_t)p + size);
+                }
+                if (strcmp(mode, "plain") == 0 || strcmp(mode, "both") == 0) {
+                        void *p = map_region(size, false);
+                        printf("plain %" PRIxPTR "-%" PRIxPTR "\n", (uintptr_t)p, (uintptr_t)p + size);
+                }
+                printf("ready\n");
+                fflush(stdout);
+                for (;;)
+                        pause();
+        }
+        fprintf(stderr, "usage: thp-helper probe [EXIT] | hog MIB advise|plain|both\n");
+        return 2;
+}
