@@ -58,20 +58,22 @@ static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t
         st->state = strcmp(st->actual, k->desired) == 0 ? KNOB_STATE_OK : KNOB_STATE_DRIFT;
 }
 
-void knob_status_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len, uint64_t ptes_max,
-                          KnobStatus *ret) {
+void knob_status_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
+                          uint64_t ptes_max, KnobStatus *ret) {
         KnobStatus st = { .state = KNOB_STATE_ERROR };
 
         decide(k, read_result, buf, len, ptes_max, &st);
         *ret = st;
 }
 
-void knob_status_read(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, KnobStatus *ret) {
+void knob_status_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max,
+                      KnobStatus *ret) {
         char buf[KNOB_READ_MAX + 1];
         size_t len = 0;
         int r;
 
-        r = sysfs_read(s, k->path, buf, sizeof(buf), &len);
+        r = h ? sysfs_read_handle(s, k->path, h, buf, sizeof(buf), &len)
+              : sysfs_read(s, k->path, buf, sizeof(buf), &len);
         knob_status_evaluate(k, r, buf, len, ptes_max, ret);
 }
 
@@ -80,8 +82,9 @@ void policy_check_kernel(const Policy *p, const Sysfs *s, uint64_t ptes_max, Dia
                 const PolicyKnob *k = &p->knobs[i];
                 KnobStatus st;
 
-                knob_status_read(s, k, ptes_max, &st);
+                knob_status_read(s, k, NULL, ptes_max, &st);
                 if (st.state == KNOB_STATE_UNSUPPORTED || st.state == KNOB_STATE_ERROR)
-                        diag_warning(diag, p->file, k->line, "%s: %s; this knob is skipped", k->path, st.reason);
+                        diag_warning(diag, p->file, k->line, "%s: %s; this knob is skipped", k->path,
+                                     st.reason);
         }
 }

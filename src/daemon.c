@@ -37,6 +37,7 @@
 
 typedef struct KnobRuntime {
         char path[KNOB_PATH_MAX]; /* same as the policy knob's; the key across reloads */
+        SysfsHandle file;         /* kept open: pread() is ~7x cheaper than open+read+close here */
         Fight fight;
         KnobState state; /* as last seen */
         bool state_known;
@@ -86,8 +87,10 @@ static uint64_t now_usec(Daemon *d) {
 }
 
 static void runtime_free(KnobRuntime *k, size_t n) {
-        for (size_t i = 0; k && i < n; i++)
+        for (size_t i = 0; k && i < n; i++) {
+                sysfs_handle_close(&k[i].file);
                 fight_done(&k[i].fight);
+        }
         free(k);
 }
 
@@ -108,6 +111,7 @@ static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime
                 return -ENOMEM;
         for (size_t i = 0; i < p->n_knobs; i++) {
                 snprintf(k[i].path, sizeof(k[i].path), "%s", p->knobs[i].path);
+                k[i].file = SYSFS_HANDLE_CLOSED;
                 if (fight_init(&k[i].fight, fc) < 0) {
                         runtime_free(k, i);
                         return -ENOMEM;
@@ -191,7 +195,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
         const PolicyKnob *k = &d->policy->knobs[i];
         EnforceOutcome o;
 
-        enforce_knob(d->sysfs, k, d->ptes_max, effective_mode(d), &o);
+        enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, effective_mode(d), &o);
         note_state(d, i, &o.before);
         if (o.action != ENFORCE_NONE)
                 d->metrics_dirty = true;
@@ -288,7 +292,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
                 if (!rt->fight.active || rt->fight.until_usec > now)
                         continue;
-                knob_status_read(d->sysfs, k, d->ptes_max, &st);
+                knob_status_read(d->sysfs, k, &rt->file, d->ptes_max, &st);
                 if (fight_window_closed(&rt->fight, &d->fight_config, now, st.state == KNOB_STATE_DRIFT,
                                         &suppressed) == FIGHT_ENDED) {
                         log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_WRITER_FIGHT, f, 2,
@@ -416,6 +420,10 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
                           readded == 1 ? "" : "es");
                 d->watch_lost_logged = false;
         }
+        /* The safety net: a file unlinked and recreated (fixture trees) is reopened by path. */
+        for (size_t i = 0; i < d->policy->n_knobs; i++)
+                if (sysfs_handle_is_stale(&d->knobs[i].file))
+                        sysfs_handle_close(&d->knobs[i].file);
         check_all(d, TRIGGER_RECHECK);
         sd_event_source_set_time_relative(s, (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC);
         sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -423,6 +431,17 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         d->metrics_dirty = true;
         metrics_update(d);
         return 0;
+}
+
+static void close_dir_handles(Daemon *d, const char *rel) {
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                char krel[KNOB_PATH_MAX];
+                const char *name;
+
+                knob_path_split(d->policy->knobs[i].path, krel, sizeof(krel), &name);
+                if (strcmp(krel, rel) == 0)
+                        sysfs_handle_close(&d->knobs[i].file);
+        }
 }
 
 static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -454,6 +473,7 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
                         if (ev->mask & IN_IGNORED) {
                                 /* The directory went away (or was unmounted): the recheck re-adds it. */
                                 dir->wd = -1;
+                                close_dir_handles(d, dir->rel);
                                 if (!d->watch_lost_logged)
                                         log_plain(
                                             &d->log, LOG_WARNING,
@@ -468,10 +488,15 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
                                 const char *name;
 
                                 knob_path_split(d->policy->knobs[i].path, rel, sizeof(rel), &name);
-                                if (strcmp(rel, dir->rel) == 0 &&
-                                    (ev->len == 0 || ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF) ||
-                                     strcmp(ev->name, name) == 0))
-                                        pending[i] = true;
+                                if (strcmp(rel, dir->rel) != 0 ||
+                                    !(ev->len == 0 || ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF) ||
+                                      strcmp(ev->name, name) == 0))
+                                        continue;
+                                /* A file that came or went is a new inode: read it by path again. */
+                                if (ev->mask &
+                                    (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF))
+                                        sysfs_handle_close(&d->knobs[i].file);
+                                pending[i] = true;
                         }
                 }
         }

@@ -15,12 +15,13 @@ const char *trigger_to_string(Trigger t) {
         return names[t];
 }
 
-void enforce_knob(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, PolicyMode mode, EnforceOutcome *ret) {
+void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max, PolicyMode mode,
+                  EnforceOutcome *ret) {
         EnforceOutcome o = { .action = ENFORCE_NONE };
         KnobStatus after;
         int r;
 
-        knob_status_read(s, k, ptes_max, &o.before);
+        knob_status_read(s, k, h, ptes_max, &o.before);
         if (o.before.state != KNOB_STATE_DRIFT) {
                 *ret = o;
                 return;
@@ -31,7 +32,7 @@ void enforce_knob(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, Policy
                 return;
         }
 
-        r = sysfs_write(s, k->path, k->desired);
+        r = h ? sysfs_write_handle(s, k->path, h, k->desired) : sysfs_write(s, k->path, k->desired);
         if (r < 0) {
                 o.action = ENFORCE_FAILED;
                 o.error = -r;
@@ -40,7 +41,7 @@ void enforce_knob(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, Policy
         }
 
         /* Confirm: the kernel may accept a write and keep another value. */
-        knob_status_read(s, k, ptes_max, &after);
+        knob_status_read(s, k, h, ptes_max, &after);
         snprintf(o.after, sizeof(o.after), "%s", after.actual);
         if (after.state == KNOB_STATE_OK)
                 o.action = ENFORCE_CORRECTED;
@@ -56,7 +57,8 @@ void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size) {
         case EROFS:
         case EACCES:
         case EPERM:
-                snprintf(buf, size, "sysfs is read-only here (%s): a read-only mount or an unprivileged container",
+                snprintf(buf, size,
+                         "sysfs is read-only here (%s): a read-only mount or an unprivileged container",
                          strerror(o->error));
                 break;
         case EINVAL:

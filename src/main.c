@@ -258,7 +258,7 @@ static int run_verify(const Args *a) {
         if (!statuses)
                 return EXIT_ERROR;
         for (size_t i = 0; i < p->n_knobs; i++) {
-                knob_status_read(s, &p->knobs[i], ptes_max, &statuses[i]);
+                knob_status_read(s, &p->knobs[i], NULL, ptes_max, &statuses[i]);
                 drift |= statuses[i].state == KNOB_STATE_DRIFT;
                 error |= statuses[i].state == KNOB_STATE_ERROR;
         }
@@ -291,7 +291,7 @@ static int run_once(const Args *a) {
                 EnforceOutcome o;
                 char why[256];
 
-                enforce_knob(s, k, ptes_max, p->mode, &o);
+                enforce_knob(s, k, NULL, ptes_max, p->mode, &o);
                 switch (o.action) {
                 case ENFORCE_CORRECTED:
                         printf("%s: %s -> %s\n", k->path, o.before.actual, k->desired);

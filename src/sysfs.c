@@ -108,6 +108,102 @@ int sysfs_write(const Sysfs *s, const char *knob, const char *value) {
         return 0;
 }
 
+static int handle_open(const Sysfs *s, const char *knob, SysfsHandle *h) {
+        char path[PATH_MAX];
+        int r, fd;
+
+        r = sysfs_thp_path(s, knob, path, sizeof(path));
+        if (r < 0)
+                return r;
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd >= 0) {
+                *h = (SysfsHandle){ .fd = fd, .writable = true };
+                return 0;
+        }
+        if (errno != EROFS && errno != EACCES && errno != EPERM)
+                return -errno;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        *h = (SysfsHandle){ .fd = fd, .writable = false };
+        return 0;
+}
+
+void sysfs_handle_close(SysfsHandle *h) {
+        if (h->fd >= 0)
+                close(h->fd);
+        *h = SYSFS_HANDLE_CLOSED;
+}
+
+bool sysfs_handle_is_stale(const SysfsHandle *h) {
+        struct stat st;
+
+        return h->fd >= 0 && (fstat(h->fd, &st) < 0 || st.st_nlink == 0);
+}
+
+/* What sysfs answers on an open file whose attribute was removed. */
+static bool is_gone(int err) {
+        return err == ENODEV || err == ESTALE || err == ENOENT;
+}
+
+int sysfs_read_handle(const Sysfs *s, const char *knob, SysfsHandle *h, char *buf, size_t size,
+                      size_t *ret_len) {
+        for (int attempt = 0;; attempt++) {
+                size_t len = 0;
+                int r = 0;
+
+                if (h->fd < 0) {
+                        r = handle_open(s, knob, h);
+                        if (r < 0)
+                                return r;
+                }
+                for (;;) {
+                        ssize_t n;
+
+                        if (len + 1 >= size) {
+                                r = -EFBIG;
+                                break;
+                        }
+                        n = pread(h->fd, buf + len, size - 1 - len, (off_t)len);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        if (n == 0)
+                                break;
+                        len += (size_t)n;
+                }
+                if (r < 0 && is_gone(-r) && attempt == 0) {
+                        sysfs_handle_close(h);
+                        continue;
+                }
+                if (r < 0)
+                        return r;
+                buf[len] = '\0';
+                *ret_len = len;
+                return 0;
+        }
+}
+
+int sysfs_write_handle(const Sysfs *s, const char *knob, SysfsHandle *h, const char *value) {
+        size_t len = strlen(value);
+        ssize_t n;
+
+        /* A read-only handle: the path write reports the real reason (EROFS, EACCES). */
+        if (h->fd < 0 || !h->writable)
+                return sysfs_write(s, knob, value);
+        n = pwrite(h->fd, value, len, 0);
+        if (n < 0) {
+                int r = -errno;
+                if (is_gone(-r))
+                        sysfs_handle_close(h);
+                return r;
+        }
+        return (size_t)n == len ? 0 : -EIO;
+}
+
 int sysfs_read_ptes_max(const Sysfs *s, uint64_t *ret) {
         char buf[64];
         uint64_t pmd;

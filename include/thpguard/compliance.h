@@ -35,8 +35,9 @@ typedef struct KnobStatus {
 void knob_status_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
                           uint64_t ptes_max, KnobStatus *ret);
 
-/* Reads the knob below s and evaluates it. */
-void knob_status_read(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, KnobStatus *ret);
+/* Reads the knob below s (through h when not NULL) and evaluates it. */
+void knob_status_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max,
+                      KnobStatus *ret);
 
 /*
  * Checks every knob of p against the kernel under s, adding a warning (with

@@ -33,7 +33,8 @@ typedef struct EnforceOutcome {
         char after[KNOB_VALUE_MAX]; /* read back after the write, "" if unknown */
 } EnforceOutcome;
 
-void enforce_knob(const Sysfs *s, const PolicyKnob *k, uint64_t ptes_max, PolicyMode mode,
+/* h, when not NULL, is the knob's open file (the daemon's); NULL reads and writes by path. */
+void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max, PolicyMode mode,
                   EnforceOutcome *ret);
 
 const char *trigger_to_string(Trigger t);

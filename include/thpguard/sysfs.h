@@ -7,6 +7,7 @@
  */
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,32 @@ int sysfs_read(const Sysfs *s, const char *knob, char *buf, size_t size, size_t 
 
 /* Writes the bare value to a THP file, in one write(), without O_TRUNC. */
 int sysfs_write(const Sysfs *s, const char *knob, const char *value);
+
+/*
+ * A knob file kept open across reads. On this kind of VM an open() of a
+ * sysfs file costs ~20 us and a pread() ~3 us, and pread() at offset 0 of
+ * an open sysfs file returns the fresh value, so the daemon holds one per
+ * managed knob. Opened read-write when it may be, else read-only (a
+ * read-only bind mount), lazily, by path, on first use.
+ */
+typedef struct SysfsHandle {
+        int fd;
+        bool writable;
+} SysfsHandle;
+
+#define SYSFS_HANDLE_CLOSED ((SysfsHandle){ .fd = -1 })
+
+/* sysfs_read() through h, reopening once if sysfs says the file went away. */
+int sysfs_read_handle(const Sysfs *s, const char *knob, SysfsHandle *h, char *buf, size_t size,
+                      size_t *ret_len);
+
+/* sysfs_write() through h where it is writable. */
+int sysfs_write_handle(const Sysfs *s, const char *knob, SysfsHandle *h, const char *value);
+
+void sysfs_handle_close(SysfsHandle *h);
+
+/* True if the file behind h was unlinked (in a fixture tree; sysfs itself answers ENODEV). */
+bool sysfs_handle_is_stale(const SysfsHandle *h);
 
 /* max_ptes_* upper bound from hpage_pmd_size and the page size. */
 int sysfs_read_ptes_max(const Sysfs *s, uint64_t *ret);

@@ -44,4 +44,5 @@ WatchDir *watches_find(Watches *w, int wd);
 void knob_path_split(const char *path, char *ret_dir, size_t size, const char **ret_name);
 
 /* The mask we watch: writes, plus files and directories coming and going (fixture trees, hotplug). */
-#define WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF)
+#define WATCH_MASK                                                                                          \
+        (IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
