@@ -6,7 +6,10 @@
  *
  * Beyond "does not crash", it checks what callers rely on: a failed parse
  * leaves the output untouched, and a successful one yields NUL-terminated
- * words of the documented shape.
+ * words of the documented shape. The input then goes through the daemon's
+ * decision (knob_status_evaluate()) for a choice, a boolean and a bounded
+ * numeric knob: "ok" must mean the kernel holds exactly the desired value,
+ * and "drift" (which makes the daemon write) only a value it can write.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "fuzz-common.h"
+#include "thpguard/compliance.h"
 #include "thpguard/knob-value.h"
 
 static bool is_word(const char *s) {
@@ -87,6 +91,47 @@ static void check_number(KnobType type, const uint8_t *data, size_t size) {
                 FUZZ_ASSERT(u <= 1);
 }
 
+static void check_status(KnobGroup group, const char *key, const char *desired, const uint8_t *data,
+                         size_t size) {
+        static const uint64_t ptes_max[] = { 511, PTES_MAX_UNKNOWN };
+        PolicyKnob k = { .line = 1 };
+        KnobStatus st;
+
+        k.spec = knob_spec_find(group, key);
+        FUZZ_ASSERT(k.spec);
+        snprintf(k.desired, sizeof(k.desired), "%s", desired);
+        FUZZ_ASSERT(knob_path_build(group, group == KNOB_GROUP_SIZE ? "64kB" : NULL, k.spec, k.path,
+                                    sizeof(k.path)) == 0);
+
+        for (size_t i = 0; i < sizeof(ptes_max) / sizeof(ptes_max[0]); i++) {
+                memset(&st, 0x5a, sizeof(st));
+                knob_status_evaluate(&k, 0, (const char *)data, size, ptes_max[i], &st);
+                FUZZ_ASSERT(fuzz_terminated(st.actual, sizeof(st.actual)));
+                FUZZ_ASSERT(st.state == KNOB_STATE_OK || st.state == KNOB_STATE_DRIFT ||
+                            st.state == KNOB_STATE_UNSUPPORTED || st.state == KNOB_STATE_ERROR);
+                FUZZ_ASSERT(knob_state_to_string(st.state));
+                if (st.state == KNOB_STATE_OK)
+                        FUZZ_ASSERT(strcmp(st.actual, k.desired) == 0);
+                if (st.state == KNOB_STATE_DRIFT) {
+                        KnobValue v;
+
+                        FUZZ_ASSERT(strcmp(st.actual, k.desired) != 0);
+                        FUZZ_ASSERT(knob_value_parse(k.spec->type, (const char *)data, size, &v) == 0);
+                        if (k.spec->type == KNOB_CHOICE)
+                                FUZZ_ASSERT(knob_value_offers(&v, k.desired));
+                        if (k.spec->bound == KNOB_BOUND_PTES && ptes_max[i] != PTES_MAX_UNKNOWN)
+                                FUZZ_ASSERT(strtoull(k.desired, NULL, 10) <= ptes_max[i]);
+                }
+                if (st.state == KNOB_STATE_UNSUPPORTED || st.state == KNOB_STATE_ERROR)
+                        FUZZ_ASSERT(fuzz_terminated(st.reason, sizeof(st.reason)) && st.reason[0]);
+        }
+        /* A read error is reported as such whatever the buffer holds. */
+        knob_status_evaluate(&k, -ENOENT, (const char *)data, size, 511, &st);
+        FUZZ_ASSERT(st.state == KNOB_STATE_UNSUPPORTED);
+        knob_status_evaluate(&k, -EIO, (const char *)data, size, 511, &st);
+        FUZZ_ASSERT(st.state == KNOB_STATE_ERROR);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint64_t u = 42;
 
@@ -95,5 +140,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_number(KNOB_UINT, data, size);
         if (knob_value_parse_u64((const char *)data, size, &u) < 0)
                 FUZZ_ASSERT(u == 42);
+
+        /* shmem_enabled has the largest vocabulary. */
+        for (const char *const *w = knob_spec_find(KNOB_GROUP_TOP, "shmem_enabled")->vocabulary; *w; w++)
+                check_status(KNOB_GROUP_TOP, "shmem_enabled", *w, data, size);
+        check_status(KNOB_GROUP_SIZE, "enabled", "inherit", data, size);
+        check_status(KNOB_GROUP_TOP, "use_zero_page", "1", data, size);
+        check_status(KNOB_GROUP_KHUGEPAGED, "max_ptes_none", "511", data, size);
+        check_status(KNOB_GROUP_KHUGEPAGED, "max_ptes_none", "512", data, size);
         return 0;
 }
