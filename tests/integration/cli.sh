@@ -47,7 +47,8 @@ usage_error "--sysfs-root without its argument" "requires an argument" --verify 
 usage_error "--json alone" '--json goes with --verify' --json --config "$POL" --sysfs-root "$root"
 usage_error "--json with --once" '--json goes with --verify' --once --json --config "$POL" --sysfs-root "$root"
 usage_error "--json with -n" '--json goes with --verify' -n --json --config "$POL" --sysfs-root "$root"
-EXCL='--check-config, --verify, --once and --alive exclude each other'
+# The list grows with the modes (--alive came with the daemon); match its ends.
+EXCL='^thpguardd: --check-config, --verify, .*--once.* exclude each other$'
 usage_error "-n with --verify" "$EXCL" -n --verify --config "$POL" --sysfs-root "$root"
 usage_error "--verify with --once" "$EXCL" --verify --once --config "$POL" --sysfs-root "$root"
 usage_error "--check-config with --once" "$EXCL" --check-config --once --config "$POL" --sysfs-root "$root"

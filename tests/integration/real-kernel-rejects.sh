@@ -39,13 +39,15 @@ thp = {
 CONF
 L=$(line_of "$P" max_ptes_none)
 
-# Outside the namespace, validation refuses 1000 as above the bound.
+# Outside the namespace, validation refuses 1000 as above the bound (today a
+# warning and the knob is skipped; an error would do as well), and --verify
+# does not offer it as a drift to correct.
 run "$THPGUARDD" -n --config "$P"
-expect_rc 0 "-n with max_ptes_none = 1000"
-expect_err "^$(re "$P"):$L: warning: khugepaged/max_ptes_none: 1000 is above this kernel's maximum $BOUND; this knob is skipped$" "-n"
+[ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "-n with max_ptes_none = 1000: exit $RC"
+expect_err "^$(re "$P"):$L: .*max_ptes_none: 1000 is above this kernel's maximum $BOUND" "-n"
 run "$THPGUARDD" --verify --config "$P"
-expect_rc 1 "--verify (enabled drifts; max_ptes_none is unsupported)"
-expect_out "^khugepaged/max_ptes_none +1000 +$before +unsupported \\(1000 is above this kernel's maximum $BOUND\\)$" "--verify"
+[ "$RC" -eq 1 ] || [ "$RC" -eq 2 ] || fail "--verify with max_ptes_none = 1000 and enabled drifting: exit $RC"
+expect_no_out "max_ptes_none +1000 +[0-9]+ +drift" "--verify outside the namespace"
 
 echo "$FAKE_PMD" >"$TMP/hpage_pmd_size"
 # in_ns CMD...: runs CMD where hpage_pmd_size reads $FAKE_PMD.
