@@ -171,9 +171,10 @@ int sysfs_read_handle(const Sysfs *s, const char *knob, SysfsHandle *h, char *bu
                                 r = -errno;
                                 break;
                         }
-                        if (n == 0)
-                                break;
                         len += (size_t)n;
+                        /* A short read is the whole attribute: sysfs fills it in one go. */
+                        if (n == 0 || len + 1 < size)
+                                break;
                 }
                 if (r < 0 && is_gone(-r) && attempt == 0) {
                         sysfs_handle_close(h);
