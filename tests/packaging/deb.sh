@@ -40,8 +40,13 @@ echo "ok: maintainer scripts enable, start, stop and purge the unit"
 dpkg-deb -f "$deb" Depends | grep -q procps || pkg_fail "no dependency on procps (ExecReload= runs /bin/kill)"
 
 # lintian: no errors (warnings are printed, not fatal).
-out=$(lintian --fail-on error --display-level '>=warning' "$deb" 2>&1 | grep -v 'running with root privileges') ||
-        pkg_fail "lintian reports errors:
+rc=0
+out=$(lintian --fail-on error --display-level '>=warning' "$deb" 2>&1) || rc=$?
+out=$(echo "$out" | grep -v 'running with root privileges' || true)
+[ "$rc" -eq 0 ] || pkg_fail "lintian exited $rc:
 $out"
-echo "lintian: ${out:-clean}"
+echo "$out" | grep -q '^E:' && pkg_fail "lintian reports errors:
+$out"
+echo "lintian: no errors${out:+; it says:
+$out}"
 echo PASS
