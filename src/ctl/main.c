@@ -106,7 +106,7 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 .status = { .config = POLICY_FILE_DEFAULT,
                             .sysfs_root = "/sys",
                             .proc_root = "/proc",
-                            .top = cmd == CMD_PID ? CTL_TOP_DEFAULT : CTL_TOP_DEFAULT },
+                            .top = CTL_TOP_DEFAULT },
                 .thp = _CTL_THP_MODE_INVALID,
         };
         uint64_t top_max = cmd == CMD_PID ? PROCFS_SMAPS_TOP_MAX : CTL_TOP_MAX, v;

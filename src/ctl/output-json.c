@@ -224,6 +224,7 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
         add(root, "pid", json_object_new_uint64(p->pid));
         add(root, "command", json_object_new_string(p->status.name));
         add(root, "exe", str_or_null(p->exe));
+        add(root, "kernel_thread", tristate(p->status.kthread));
         add(root, "thp_enabled", tristate(p->status.thp_enabled));
         add(root, "enabled", str_or_null(p->enabled));
         add(root, "defrag", str_or_null(p->defrag));

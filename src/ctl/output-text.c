@@ -209,6 +209,8 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
 
         fprintf(f, "PID %" PRIu64 " (%s)%s%s\n", p->pid, p->status.name, p->exe[0] ? " " : "", p->exe);
         fprintf(f, "  %s\n", p->verdict);
+        if (p->status.kthread == 1)
+                return;
         if (p->rollup_error < 0)
                 fprintf(f, "  smaps_rollup: cannot read: %s\n", strerror(-p->rollup_error));
         else {
@@ -222,7 +224,7 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
                         kb(p->rollup.anon_huge_pages_kb, a, sizeof(a)), pct);
         }
         fprintf(f, "  THP_enabled %s; system-wide enabled %s, defrag %s\n",
-                p->status.thp_enabled < 0 ? "- (kernel before 5.0)"
+                p->status.thp_enabled < 0 ? "- (not reported)"
                 : p->status.thp_enabled   ? "1"
                                           : "0 (prctl PR_SET_THP_DISABLE)",
                 p->enabled[0] ? p->enabled : "-", p->defrag[0] ? p->defrag : "-");

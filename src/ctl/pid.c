@@ -65,7 +65,10 @@ static void pid_judge(CtlPid *p) {
         uint64_t rss = p->rollup_error < 0 ? 0 : p->rollup.rss_kb;
         uint64_t ahp = p->rollup_error < 0 ? 0 : p->rollup.anon_huge_pages_kb;
 
-        if (p->status.thp_enabled == 0)
+        if (p->status.kthread == 1)
+                snprintf(p->verdict, sizeof(p->verdict),
+                         "a kernel thread: no user memory of its own, THP does not apply");
+        else if (p->status.thp_enabled == 0)
                 snprintf(p->verdict, sizeof(p->verdict),
                          "THP disabled for this process (prctl PR_SET_THP_DISABLE, inherited or its own): "
                          "huge pages it still holds predate the prctl");
