@@ -39,9 +39,14 @@ it_init() {
 }
 
 # real_sysfs_begin installs its own EXIT trap (restore); chain ours after it.
+# Says how long the flock took: a timeout with no output otherwise looks
+# like a hang of thpguardd, when another run held the real sysfs.
 it_real_sysfs_begin() {
+        local t0=$SECONDS
+        echo "waiting for the real-sysfs lock ($THP_LOCK)"
         real_sysfs_begin
         trap 'real_sysfs_restore; it_cleanup' EXIT
+        echo "got the real-sysfs lock after $((SECONDS - t0)) s"
 }
 
 # fail, with what the last command printed: a FAIL line alone rarely says why.
