@@ -1,0 +1,80 @@
+#!/bin/bash
+# Fault: EROFS on write. A read-only bind mount of the THP directory in a
+# private mount namespace (what an unprivileged container sees) gives a real
+# EROFS; the daemon runs inside it while the knobs drift outside.
+#
+# Expected (issue 7): a clear error that says the sysfs is read-only, with
+# errno=30, once per foreign value (not at every recheck); the daemon keeps
+# running and keeps reporting new drifts; in audit mode it works normally
+# (drift lines, no error). Nothing is written; SIGTERM exits 0.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+private_ns_ok
+fault_real_sysfs
+
+# in_ro_ns CMD...: CMD sees $THP read-only. It execs, so that $! is the
+# daemon's PID: call it only in a subshell (background, $(...)).
+in_ro_ns() {
+        # shellcheck disable=SC2016 # expanded by the inner bash
+        exec unshare -m --propagation private bash -c '
+                mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99
+                if (: >>"$1/enabled") 2>/dev/null; then echo "the bind mount is not read-only" >&2; exit 99; fi
+                shift
+                exec "$@"' _ "$THP" "$@"
+}
+
+# Premise: in the namespace a write fails with EROFS, outside it works.
+rc=0
+err=$(in_ro_ns sh -c "echo madvise >$THP/enabled" 2>&1) || rc=$?
+[ $rc -ne 99 ] || fail "cannot make a read-only bind mount: $err"
+echo "$err" | grep -q 'Read-only file system' || fail "a write in the namespace did not fail with EROFS: rc=$rc $err"
+
+thp_set enabled always
+write_policy 'recheck_interval = 1;
+thp = { enabled = "madvise"; };'
+
+# --- enforce mode: an error saying read-only, once per foreign value ---------
+daemon_start_cmd in_ro_ns "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console --metrics-file "$WORK/m.prom"
+RO_RE='^level=error msg="failed to correct enabled: always -> madvise \(startup\): sysfs is read-only here \(Read-only file system\): a read-only mount or an unprivileged container" knob=enabled observed=always desired=madvise trigger=startup result=failed errno=30 '
+wait_log "$RO_RE" 5
+r0=$(metric thpguard_rechecks_total)
+wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 3)) 30
+[ "$(log_count 'failed to correct')" = 1 ] || fail "the EROFS was logged $(log_count 'failed to correct') times over rechecks, want once"
+[ "$(thp_get enabled)" = always ] || fail "enabled changed through a read-only mount"
+kill -0 "$DAEMON_PID" || fail "the daemon died on EROFS"
+
+# It keeps reporting: a new drift (made outside, seen by inotify through the bind mount) is a new error.
+thp_set enabled never
+wait_log 'msg="failed to correct enabled: never -> madvise \(inotify\): sysfs is read-only here.*errno=30' 5
+[ "$(log_count 'failed to correct')" = 2 ] || fail "want 2 error lines, got $(log_count 'failed to correct')"
+# Back to compliance: no error; the next drift is reported again.
+thp_set enabled madvise
+sleep 1.5
+thp_set enabled always
+wait_log 'msg="failed to correct enabled: always -> madvise \(inotify\): sysfs is read-only here' 5
+[ "$(log_count 'failed to correct')" = 3 ] || fail "want 3 error lines, got $(log_count 'failed to correct')"
+daemon_stop
+[ "$(thp_get enabled)" = always ] || fail "enabled changed through a read-only mount"
+
+# --- audit mode (--audit and mode = "audit"): works normally ---------------
+for how in flag policy; do
+        args=()
+        if [ $how = flag ]; then
+                args=(--audit)
+        else
+                write_policy 'mode = "audit"; recheck_interval = 1;
+thp = { enabled = "madvise"; };'
+        fi
+        thp_set enabled always
+        daemon_start_cmd in_ro_ns "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console "${args[@]}"
+        wait_log 'level=warn msg="drift on enabled: always, policy wants madvise \(audit mode, not corrected; startup\)".*result=audit' 5
+        wait_log 'msg="started: auditing 1 knobs' 5
+        thp_set enabled never
+        wait_log 'msg="drift on enabled: never, policy wants madvise \(audit mode, not corrected; inotify\)"' 5
+        sleep 1.5
+        [ "$(log_count 'drift on enabled')" = 2 ] || fail "audit ($how): want 2 drift lines, got $(log_count 'drift on enabled')"
+        [ "$(log_count '^level=error')" = 0 ] || { cat "$WORK/daemon.log"; fail "audit mode ($how) on a read-only sysfs logged an error"; }
+        daemon_stop
+        [ "$(thp_get enabled)" = never ] || fail "audit mode wrote"
+done
+echo "PASS: EROFS reported as read-only once per value, the daemon kept running; audit works"

@@ -1,0 +1,137 @@
+#!/bin/bash
+# Least privilege (issue 7, Security): no code path writes anywhere but the
+# managed knobs under the sysfs root and the metrics file.
+#
+# The daemon runs under strace -f (every syscall that takes a path, %file)
+# through startup (drift corrected), inotify and recheck-only drift
+# corrections, a valid reload that changes the managed set, an invalid one,
+# metrics writes (--metrics-file) and SIGTERM. Then every open with a write
+# flag (O_WRONLY, O_RDWR, O_CREAT, O_TRUNC), every rename, unlink, mkdir,
+# rmdir, link, symlink, truncate, chmod, chown and mknod it attempted, failed
+# or not, must name only:
+#   - a knob a policy managed: $THP/<knob>;
+#   - the metrics file, or its temporary file beside it ($WORK/.m.prom.XXXXXX),
+#     created, renamed over the metrics file, or unlinked on failure.
+# Positive controls: the log shows the writes happened (corrections, a
+# metrics file), so the trace is not empty by accident.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+fault_real_sysfs
+need strace strace
+unshare -m -n true 2>/dev/null || skip "cannot create mount and network namespaces here"
+M=$WORK/m.prom
+
+KNOBS_A=(enabled defrag khugepaged/defrag)
+KNOBS_B=(enabled shmem_enabled)
+for k in "${KNOBS_A[@]}" "${KNOBS_B[@]}"; do [ -f "$THP/$k" ] || skip "this kernel has no $k"; done
+thp_set enabled always
+thp_set defrag always
+thp_set khugepaged/defrag 0
+write_policy 'recheck_interval = 1; fight_threshold = 0;
+thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = true; }; };'
+
+# LeakSanitizer cannot run under ptrace; the rest of ASan can.
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+        strace -f -qq -s 4096 -o "$WORK/strace.log" -e trace=%file \
+        "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console --metrics-file "$M" 9>&- 2>"$WORK/daemon.log" &
+STRACE_PID=$!
+fault_on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
+for _ in $(seq 1000); do
+        grep -q 'msg="started' "$WORK/daemon.log" 2>/dev/null && break
+        kill -0 $STRACE_PID 2>/dev/null || break
+        sleep 0.01
+done
+DAEMON_PID=$(pgrep -P $STRACE_PID -x thpguardd) || { cat "$WORK/daemon.log"; fail "thpguardd did not start under strace"; }
+wait_log 'msg="started' 10
+
+thp_wait_for enabled madvise 10 || fail "startup did not correct"
+# inotify-visible drift.
+thp_set enabled never
+thp_wait_for enabled madvise 10 || fail "inotify drift not corrected"
+thp_set khugepaged/defrag 0
+thp_wait_for khugepaged/defrag 1 10 || fail "inotify drift not corrected"
+# recheck-only drift: through a second sysfs mount, in new mount and network namespaces.
+unshare -m -n --propagation private sh -c 'mkdir -p "$1" && mount -t sysfs sysfs "$1" &&
+        echo always >"$1/kernel/mm/transparent_hugepage/defrag"' _ "$WORK/sys2" 9>&-
+thp_wait_for defrag madvise 10 || fail "recheck drift not corrected"
+# A valid reload that changes the managed set, then an invalid one.
+shmem=$(thp_get shmem_enabled)
+want_shmem=$([ "$shmem" = never ] && echo advise || echo never)
+write_policy "recheck_interval = 1; fight_threshold = 0;
+thp = { enabled = \"never\"; shmem_enabled = \"$want_shmem\"; };"
+kill -HUP "$DAEMON_PID"
+thp_wait_for enabled never 10 || fail "reload not applied"
+thp_wait_for shmem_enabled "$want_shmem" 10 || fail "reload not applied"
+write_policy 'thp = { enabled = "sometimes"; };'
+wait_log 'policy rejected' 10
+# Let a recheck or two rewrite the metrics file, then stop.
+sleep 2.5
+kill -TERM "$DAEMON_PID"
+rc=0
+wait $STRACE_PID || rc=$?
+DAEMON_PID=
+[ $rc -eq 0 ] || { cat "$WORK/daemon.log"; fail "thpguardd exited $rc"; }
+
+# Positive controls.
+[ "$(log_count 'msg="corrected ')" -ge 5 ] || fail "fewer corrections than driven: the trace would prove little"
+grep -q '^thpguard_up 0$' "$M" || fail "no final metrics file"
+
+allowed_knob() {
+        local p=$1 k
+        for k in "${KNOBS_A[@]}" "${KNOBS_B[@]}"; do [ "$p" = "$THP/$k" ] && return 0; done
+        return 1
+}
+is_tmp() { [[ $1 =~ ^$WORK/\.m\.prom\.[A-Za-z0-9]{6}$ ]]; }
+
+violation() { echo "VIOLATION: $*" >&2; violations=$((violations + 1)); }
+# check_trace FILE: counts writes, renames and violations in an strace log.
+check_trace() {
+        violations=0 writes=0 renames=0
+        # One syscall a line: "PID name(args) = result". Resumed halves are skipped; their
+        # start line carries the arguments.
+        while IFS= read -r line; do
+                [[ $line =~ ^[0-9]+\ +([a-z0-9_]+)\((.*)$ ]] || continue
+                sc=${BASH_REMATCH[1]} args=${BASH_REMATCH[2]}
+                case $sc in
+                open | openat | openat2 | creat)
+                        [[ $args =~ \"([^\"]*)\"(,\ ([A-Z_|]+|\{[^}]*\}))? ]] || { violation "unparsed: $line"; continue; }
+                        path=${BASH_REMATCH[1]} flags=${BASH_REMATCH[3]:-}
+                        if [ "$sc" = creat ] || [[ $flags =~ O_WRONLY|O_RDWR|O_CREAT|O_TRUNC ]]; then
+                                writes=$((writes + 1))
+                                allowed_knob "$path" || is_tmp "$path" || violation "$line"
+                                [[ ! $args =~ ^[0-9] ]] || violation "open relative to a directory fd: $line"
+                        fi
+                        ;;
+                rename | renameat | renameat2)
+                        renames=$((renames + 1))
+                        [[ $args =~ \"([^\"]*)\".*\"([^\"]*)\" ]] || { violation "unparsed: $line"; continue; }
+                        from=${BASH_REMATCH[1]} to=${BASH_REMATCH[2]}
+                        if ! is_tmp "$from" || [ "$to" != "$M" ]; then violation "$line"; fi
+                        ;;
+                unlink | unlinkat)
+                        [[ $args =~ \"([^\"]*)\" ]] || { violation "unparsed: $line"; continue; }
+                        path=${BASH_REMATCH[1]}
+                        is_tmp "$path" || violation "$line"
+                        ;;
+                mkdir | mkdirat | rmdir | link | linkat | symlink | symlinkat | truncate | chmod | fchmodat | fchmodat2 | \
+                        chown | lchown | fchownat | mknod | mknodat | utime | utimes | utimensat | futimesat | setxattr | lsetxattr | \
+                        removexattr | lremovexattr)
+                        violation "$line"
+                        ;;
+                esac
+        done <"$1"
+}
+
+# The checker itself must catch a stray write (a negative control).
+printf '%s\n' "1 openat(AT_FDCWD, \"/etc/thpguard-stray\", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 3" \
+        "1 renameat2(AT_FDCWD, \"$WORK/.m.prom.AbC123\", AT_FDCWD, \"/etc/passwd\", 0) = 0" \
+        "1 unlink(\"$THP/enabled\") = -1 EPERM (Operation not permitted)" \
+        "1 mkdir(\"$WORK/x\", 0755) = 0" \
+        "1 openat(AT_FDCWD, \"$THP/enabled\", O_RDWR|O_CLOEXEC|O_NOCTTY|O_NONBLOCK) = 5" >"$WORK/bad.log"
+check_trace "$WORK/bad.log" 2>/dev/null
+[ "$violations" = 4 ] && [ "$writes" = 2 ] || fail "test bug: the trace checker found $violations of 4 planted violations"
+check_trace "$WORK/strace.log"
+echo "strace: $(wc -l <"$WORK/strace.log") path syscalls, $writes opens for writing, $renames renames, $violations violations"
+[ "$violations" = 0 ] || fail "$violations writes outside the managed knobs and the metrics file"
+[ "$writes" -ge 2 ] && [ "$renames" -ge 2 ] || fail "test bug: the trace shows no knob or metrics write"
+echo "PASS: every write went to a managed knob or the metrics file"

@@ -1,0 +1,107 @@
+#!/bin/bash
+# valgrind memcheck of the daemon (issue 7, Memory): startup, 1,000
+# corrections, 100 reloads alternating valid and invalid (plus 10 by SIGHUP),
+# a switch to audit mode and back, and SIGTERM, on the real sysfs.
+#
+# valgrind cannot run an ASan binary, so this uses THPGUARDD_PLAIN: the same
+# sources built without sanitizers (tests/fault/CMakeLists.txt), or thpguardd
+# itself in a build without them.
+#
+# Expected: "definitely lost: 0 bytes", "indirectly lost: 0 bytes" (or "All
+# heap blocks were freed") and "ERROR SUMMARY: 0 errors"; valgrind's exit
+# status is the daemon's 0 (99 on any error or definite/indirect leak). The
+# figures are printed and recorded in tests/fault/README.md.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+fault_real_sysfs
+need valgrind valgrind
+: "${THPGUARDD_PLAIN:?THPGUARDD_PLAIN is not set: run this test through ctest}"
+if nm "$THPGUARDD_PLAIN" 2>/dev/null | grep -q __asan_init; then
+        fail "THPGUARDD_PLAIN=$THPGUARDD_PLAIN is built with ASan"
+fi
+CORRECTIONS=${VALGRIND_CORRECTIONS:-1000}
+RELOADS=${VALGRIND_RELOADS:-100}
+
+policy() { # MODE ENABLED
+        write_policy "mode = \"$1\"; recheck_interval = 2; fight_threshold = 0;
+thp = { enabled = \"$2\"; defrag = \"madvise\"; khugepaged = { defrag = true; }; };"
+}
+
+thp_set enabled always
+thp_set defrag always
+policy enforce madvise
+DAEMON_START_SECONDS=120 daemon_start_cmd valgrind --tool=memcheck --leak-check=full \
+        --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+        --error-exitcode=99 --track-origins=yes --log-file="$WORK/valgrind.log" \
+        "$THPGUARDD_PLAIN" --config "$WORK/thpguard.conf" --log-target=console --metrics-file "$WORK/m.prom"
+thp_wait_for enabled madvise 30 || fail "startup did not correct enabled"
+thp_wait_for defrag madvise 30 || fail "startup did not correct defrag"
+t0=$SECONDS
+
+# 1,000 corrections on two knobs, each waited for.
+for ((i = 1; i <= CORRECTIONS; i++)); do
+        if ((i % 2)); then
+                thp_set enabled $([ $((i % 4)) = 1 ] && echo always || echo never)
+                thp_wait_for enabled madvise 30 || fail "correction $i (enabled) not made"
+        else
+                thp_set defrag $([ $((i % 4)) = 0 ] && echo defer || echo never)
+                thp_wait_for defrag madvise 30 || fail "correction $i (defrag) not made"
+        fi
+done
+n=$(log_count 'msg="corrected (enabled|defrag): [a-z]+ -> madvise \(inotify\)')
+echo "$CORRECTIONS drifts in $((SECONDS - t0)) s: $n inotify corrections"
+[ "$n" -ge "$CORRECTIONS" ] || fail "$n corrections for $CORRECTIONS drifts"
+
+# 100 reloads through the file watch, valid and invalid alternating; every
+# tenth is followed by a SIGHUP that reloads the same file again.
+t0=$SECONDS
+done_reloads() { echo $(($(log_count 'msg="policy reloaded') + $(log_count 'msg="policy rejected'))); }
+base=$(done_reloads)
+expected=$base
+for ((i = 1; i <= RELOADS; i++)); do
+        if ((i % 2)); then
+                write_policy 'thp = { enabled = "madvise"; defrag = "sometimes"; };'
+        else
+                policy enforce madvise
+        fi
+        expected=$((expected + 1))
+        for ((w = 0; w < 3000; w++)); do [ "$(done_reloads)" -ge $expected ] && break; sleep 0.01; done
+        [ "$(done_reloads)" -ge $expected ] || fail "reload $i was not done"
+        if ((i % 10 == 0)); then
+                kill -HUP "$DAEMON_PID"
+                expected=$((expected + 1))
+                for ((w = 0; w < 3000; w++)); do [ "$(done_reloads)" -ge $expected ] && break; sleep 0.01; done
+                [ "$(done_reloads)" -ge $expected ] || fail "SIGHUP reload after $i was not done"
+        fi
+done
+echo "$((expected - base)) reloads in $((SECONDS - t0)) s: $(log_count 'msg="policy rejected') rejected"
+[ "$(log_count 'msg="policy rejected')" -ge $((RELOADS / 2)) ] || fail "too few rejected reloads"
+
+# Audit mode and back.
+policy audit madvise
+wait_log 'msg="policy reloaded from .* mode audit' 30
+thp_set enabled never
+wait_log 'msg="drift on enabled: never, policy wants madvise \(audit mode' 30
+[ "$(thp_get enabled)" = never ] || fail "audit mode wrote"
+policy enforce madvise
+wait_log 'msg="policy reloaded from .* mode enforce, 1 corrected' 30
+thp_wait_for enabled madvise 30 || fail "back in enforce mode, the drift was not corrected"
+
+# SIGTERM: valgrind exits with the daemon's status, or 99 on an error or leak.
+kill -TERM "$DAEMON_PID"
+rc=0
+for ((w = 0; w < 12000; w++)); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.01; done
+wait "$DAEMON_PID" || rc=$?
+DAEMON_PID=
+echo "---- valgrind summary"
+grep -E 'HEAP SUMMARY|in use at exit|total heap usage|LEAK SUMMARY|definitely lost|indirectly lost|possibly lost|still reachable|suppressed|All heap blocks|ERROR SUMMARY' \
+        "$WORK/valgrind.log" | sed 's/^==[0-9]*== *//'
+echo "----"
+[ $rc -eq 0 ] || { cat "$WORK/valgrind.log" >&2; fail "valgrind/thpguardd exited $rc (99: memcheck found errors or leaks)"; }
+grep -q 'ERROR SUMMARY: 0 errors' "$WORK/valgrind.log" || { cat "$WORK/valgrind.log" >&2; fail "memcheck errors"; }
+if ! grep -q 'All heap blocks were freed -- no leaks are possible' "$WORK/valgrind.log"; then
+        grep -q 'definitely lost: 0 bytes in 0 blocks' "$WORK/valgrind.log" || { cat "$WORK/valgrind.log" >&2; fail "definitely lost > 0"; }
+        grep -q 'indirectly lost: 0 bytes in 0 blocks' "$WORK/valgrind.log" || { cat "$WORK/valgrind.log" >&2; fail "indirectly lost > 0"; }
+fi
+wait_log '^level=info msg="received Terminated; exiting' 1
+echo "PASS: memcheck clean after startup, $CORRECTIONS corrections, $((expected - base)) reloads, audit and back, SIGTERM"

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Fault: a write that is accepted but does not stick (the kernel, or whatever
+# is mounted there, keeps another value). The daemon confirms each write by
+# reading back, so it logs "the write did not stick". But its own write
+# raises IN_MODIFY on the directory it watches, which leads to another check,
+# another write, another event... This runs on a copy of the 6.18 fixture
+# on tmpfs: a regular file, where a bare-word pwrite at offset 0 leaves the
+# bracketed word as it was, so every write "does not stick".
+#
+# Expected (issue 7: "no retry storm"; "never spin"): one error line, and the
+# failing knob retried at the recheck, not in a loop on its own events: over
+# a few 1 s rechecks, attempts stay bounded by the rechecks (+ the startup
+# and a little slack), and the daemon's CPU time stays small.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+fault_no_sysfs
+[ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
+ROOT=$(mktemp -d /dev/shm/thpguard-fault.XXXXXX)
+fault_on_exit 'rm -rf "$ROOT"'
+cp -a "$FIXTURES/6.18/." "$ROOT/"
+
+# The fixture reads "always [madvise] never": policy never.
+write_policy 'recheck_interval = 1; fight_threshold = 0;
+thp = { enabled = "never"; };'
+daemon_start --sysfs-root "$ROOT" --metrics-file "$WORK/m.prom"
+wait_log 'level=error msg="failed to correct enabled: madvise -> never \(startup\): the write did not stick: reads back madvise".*errno=5' 5
+ticks0=$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")
+r0=$(metric thpguard_rechecks_total)
+wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 3)) 30
+rechecks=$(metric thpguard_rechecks_total)
+failures=$(metric thpguard_correction_failures_total 'knob="enabled"')
+ticks=$(($(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") - ticks0))
+echo "after $rechecks rechecks: $failures failed attempts, $ticks CPU ticks ($(getconf CLK_TCK)/s), $(log_count 'failed to correct') error lines"
+[ "$(log_count 'failed to correct')" = 1 ] || fail "logged $(log_count 'failed to correct') times, want once"
+[ "$failures" -le $((rechecks + 3)) ] || fail "retry storm: $failures write attempts for $rechecks rechecks (the daemon reacts to its own write's IN_MODIFY)"
+daemon_stop
+echo "PASS: a write that does not stick is retried at the recheck only"
