@@ -662,12 +662,13 @@ static int on_config_inotify(sd_event_source *s, int fd, uint32_t revents, void 
 
                         p += sizeof(*ev) + ev->len;
                         /*
-                         * Our file, or a ConfigMap's "..data" symlink swap (the kubelet renames
-                         * ..data_tmp over ..data; the file itself is never written).
+                         * Our file, or a ConfigMap's "..data" symlink swap: the kubelet renames
+                         * ..data_tmp over ..data and never writes the file itself. Its other
+                         * steps (new and removed ..<timestamp> dirs) would only reload twice.
                          */
                         if (ev->mask & IN_Q_OVERFLOW ||
                             (ev->len > 0 &&
-                             (strcmp(ev->name, d->config_name) == 0 || strncmp(ev->name, "..", 2) == 0)))
+                             (strcmp(ev->name, d->config_name) == 0 || strcmp(ev->name, "..data") == 0)))
                                 relevant = true;
                 }
         }

@@ -51,6 +51,9 @@ mv -T "$cm/..data_tmp" "$cm/..data"
 rm -rf "$cm/..2026_11_30_01"
 thp_wait_for enabled never 2 || fail "a ConfigMap ..data swap was not picked up"
 wait_log 'msg="policy reloaded from .*configmap/thpguard.conf'
+sleep 0.5
+# One swap, one reload: the kubelet's other steps (the new and the removed timestamp dirs) are not changes.
+[ "$(log_count 'policy reloaded')" = 1 ] || fail "a ConfigMap swap reloaded $(log_count 'policy reloaded') times"
 
 # A burst of SIGHUPs coalesces: far fewer reloads than signals, and the daemon still works.
 before=$(log_count 'policy reloaded')
