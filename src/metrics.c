@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
 
@@ -241,49 +242,6 @@ bool metrics_vmstat_is_exported(const char *name) {
         return strncmp(name, "thp_", STRLEN("thp_")) == 0 || strcmp(name, "compact_stall") == 0;
 }
 
-/* A whole small file into a NUL-terminated heap buffer. */
-static int read_file(const char *path, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        buf = malloc(max + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t n;
-
-                if (len == max)
-                        return -EFBIG;
-                n = read(fd, buf + len, max - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
-        return 0;
-}
-
-static int read_proc_file(const char *proc_root, const char *name, char **ret, size_t *ret_len) {
-        char path[PATH_MAX];
-        int r;
-
-        r = path_join_root(proc_root, name, path, sizeof(path));
-        if (r < 0)
-                return r;
-        return read_file(path, PROC_FILE_MAX, ret, ret_len);
-}
-
 static uint64_t kb_to_bytes(uint64_t kb) {
         if (kb == PROCFS_UNKNOWN || kb > UINT64_MAX / 1024)
                 return METRICS_UNKNOWN;
@@ -301,7 +259,7 @@ int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
         ret->shmem_huge_pages_bytes = METRICS_UNKNOWN;
         ret->n_vmstat = 0;
 
-        r = read_proc_file(proc_root, "meminfo", &meminfo, &len);
+        r = read_file_below_alloc(proc_root, "meminfo", PROC_FILE_MAX, &meminfo, &len);
         if (r >= 0)
                 r = procfs_parse_meminfo(meminfo, len, &mi);
         if (r >= 0) {
@@ -313,7 +271,7 @@ int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
         vmstat = malloc(sizeof(*vmstat));
         if (!vmstat)
                 return first < 0 ? first : -ENOMEM;
-        r = read_proc_file(proc_root, "vmstat", &vmstat_text, &len);
+        r = read_file_below_alloc(proc_root, "vmstat", PROC_FILE_MAX, &vmstat_text, &len);
         if (r >= 0)
                 r = procfs_parse_vmstat(vmstat_text, len, vmstat);
         if (r >= 0) {
@@ -358,7 +316,7 @@ int metrics_check_alive(const char *path, uint64_t now_usec, char *why, size_t s
         size_t len;
         int r;
 
-        r = read_file(path, METRICS_FILE_MAX, &text, &len);
+        r = read_file_below_alloc("/", path, METRICS_FILE_MAX, &text, &len);
         if (r >= 0 && stat(path, &st) < 0)
                 r = -errno;
         if (r < 0) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
 #include "thpguard/knob.h"
 #include "thpguard/path.h"
@@ -53,37 +54,7 @@ int sysfs_thp_path(const Sysfs *s, const char *rel, char *buf, size_t size) {
 }
 
 int sysfs_read(const Sysfs *s, const char *knob, char *buf, size_t size, size_t *ret_len) {
-        _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX];
-        size_t len = 0;
-        int r;
-
-        r = sysfs_thp_path(s, knob, path, sizeof(path));
-        if (r < 0)
-                return r;
-        /* O_NONBLOCK: a FIFO planted in a fixture tree must not hang the daemon. */
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return -errno;
-
-        for (;;) {
-                ssize_t n;
-
-                if (len + 1 >= size)
-                        return -EFBIG;
-                n = read(fd, buf + len, size - 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        *ret_len = len;
-        return 0;
+        return read_file_below(s->thp_dir, knob, buf, size, ret_len);
 }
 
 int sysfs_write(const Sysfs *s, const char *knob, const char *value) {

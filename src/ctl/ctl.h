@@ -35,10 +35,6 @@ enum {
 
 /* ---- read a /proc or /sys file below a root ----------------------------- */
 
-/* Reads root/rel into buf (NUL-terminated); -EFBIG if it does not fit. */
-int ctl_read_file(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len);
-/* The same into a malloc()ed buffer of at most max bytes, for smaps. */
-int ctl_read_file_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len);
 
 /* ---- node state --------------------------------------------------------- */
 

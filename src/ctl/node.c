@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "ctl.h"
+#include "thpguard/fileio.h"
 #include "thpguard/diag.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
@@ -348,21 +349,21 @@ static void collect_proc_files(CtlNode *n) {
                 return;
         }
 
-        r = ctl_read_file(n->proc_root, "sys/kernel/osrelease", buf, VMSTAT_READ_MAX, &len);
+        r = read_file_below(n->proc_root, "sys/kernel/osrelease", buf, VMSTAT_READ_MAX, &len);
         if (r >= 0) {
                 while (len > 0 && buf[len - 1] == '\n')
                         len--;
                 procfs_sanitize(buf, len, n->kernel_release, sizeof(n->kernel_release));
         }
 
-        r = ctl_read_file(n->proc_root, "meminfo", buf, MEMINFO_READ_MAX, &len);
+        r = read_file_below(n->proc_root, "meminfo", buf, MEMINFO_READ_MAX, &len);
         n->meminfo_error = r < 0 ? r : procfs_parse_meminfo(buf, len, &n->meminfo);
 
         n->vmstat = malloc(sizeof(*n->vmstat));
-        r = n->vmstat ? ctl_read_file(n->proc_root, "vmstat", buf, VMSTAT_READ_MAX, &len) : -ENOMEM;
+        r = n->vmstat ? read_file_below(n->proc_root, "vmstat", buf, VMSTAT_READ_MAX, &len) : -ENOMEM;
         n->vmstat_error = r < 0 ? r : procfs_parse_vmstat(buf, len, n->vmstat);
 
-        r = ctl_read_file(n->proc_root, "cmdline", buf, VMSTAT_READ_MAX, &len);
+        r = read_file_below(n->proc_root, "cmdline", buf, VMSTAT_READ_MAX, &len);
         n->cmdline_error = r < 0 ? r : procfs_parse_cmdline(buf, len, &n->cmdline);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
 
@@ -128,7 +129,7 @@ int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid,
 
         /* status is the one file without which there is no process to talk about. */
         snprintf(rel, sizeof(rel), "%" PRIu64 "/status", pid);
-        r = ctl_read_file(proc_root, rel, buf, sizeof(buf), &len);
+        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
         if (r >= 0)
                 r = procfs_parse_status(buf, len, &p.status);
         if (r < 0) {
@@ -143,12 +144,12 @@ int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid,
         }
 
         snprintf(rel, sizeof(rel), "%" PRIu64 "/smaps_rollup", pid);
-        r = ctl_read_file(proc_root, rel, buf, sizeof(buf), &len);
+        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
         p.rollup_error = r < 0 ? r : procfs_parse_smaps_rollup(buf, len, &p.rollup);
 
         snprintf(rel, sizeof(rel), "%" PRIu64 "/smaps", pid);
         p.smaps = malloc(sizeof(*p.smaps));
-        r = p.smaps ? ctl_read_file_alloc(proc_root, rel, SMAPS_READ_MAX, &smaps, &len) : -ENOMEM;
+        r = p.smaps ? read_file_below_alloc(proc_root, rel, SMAPS_READ_MAX, &smaps, &len) : -ENOMEM;
         p.smaps_error = r < 0 ? r : procfs_parse_smaps(smaps, len, top, p.smaps);
         if (p.smaps_error < 0) {
                 free(p.smaps);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 
 /* A real smaps_rollup is under 1 kB; four pages is plenty and bounds a planted file. */
@@ -36,7 +37,7 @@ static int read_status(const char *proc_root, uint64_t pid, ProcStatus *ret) {
         int r;
 
         snprintf(rel, sizeof(rel), "%" PRIu64 "/status", pid);
-        r = ctl_read_file(proc_root, rel, buf, sizeof(buf), &len);
+        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         return procfs_parse_status(buf, len, ret);
@@ -48,7 +49,7 @@ static int read_rollup(const char *proc_root, uint64_t pid, ProcSmapsRollup *ret
         int r;
 
         snprintf(rel, sizeof(rel), "%" PRIu64 "/smaps_rollup", pid);
-        r = ctl_read_file(proc_root, rel, buf, sizeof(buf), &len);
+        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         return procfs_parse_smaps_rollup(buf, len, ret);

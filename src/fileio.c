@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "ctl.h"
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
 
@@ -15,14 +15,14 @@ static int open_below(const char *root, const char *rel) {
         r = path_join_root(root, rel, path, sizeof(path));
         if (r < 0)
                 return r;
-        /* O_NONBLOCK: a FIFO planted in a --proc-root tree must not hang a diagnosis. */
+        /* O_NONBLOCK: a FIFO planted in a fixture or --proc-root tree must not hang us. */
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         return fd;
 }
 
-/* /proc files report size 0, so read until EOF rather than trusting fstat(). */
+/* /proc and sysfs files report sizes that mean nothing, so read until EOF. */
 static int read_all(int fd, char *buf, size_t size, size_t *ret_len) {
         size_t len = 0;
 
@@ -46,7 +46,7 @@ static int read_all(int fd, char *buf, size_t size, size_t *ret_len) {
         return 0;
 }
 
-int ctl_read_file(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len) {
+int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
 
         fd = open_below(root, rel);
@@ -55,7 +55,7 @@ int ctl_read_file(const char *root, const char *rel, char *buf, size_t size, siz
         return read_all(fd, buf, size, ret_len);
 }
 
-int ctl_read_file_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len) {
+int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, len = 0;
