@@ -47,7 +47,8 @@ void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t 
                 o.action = ENFORCE_CORRECTED;
         else {
                 o.action = ENFORCE_FAILED;
-                o.error = EIO;
+                /* EBADMSG: the write went through but the file no longer reads as a knob. */
+                o.error = after.state == KNOB_STATE_ERROR ? EBADMSG : EIO;
         }
         *ret = o;
 }
@@ -63,6 +64,9 @@ void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size) {
                 break;
         case EINVAL:
                 snprintf(buf, size, "the kernel rejected the value (%s)", strerror(o->error));
+                break;
+        case EBADMSG:
+                snprintf(buf, size, "the write went through, but the file no longer reads as a value");
                 break;
         case EIO:
                 if (o->after[0]) {

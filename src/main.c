@@ -79,6 +79,14 @@ static void help(void) {
                "See thpguardd(8) and thpguard.conf(5).\n");
 }
 
+/* One mode per run; repeating the same one (-n -n) is fine. */
+static bool set_mode(Args *a, Action mode) {
+        if (a->action != ACTION_DAEMON && a->action != mode)
+                return false;
+        a->action = mode;
+        return true;
+}
+
 static int parse_argv(int argc, char **argv, Args *ret) {
         enum {
                 ARG_SYSFS_ROOT = 0x100,
@@ -106,7 +114,8 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 {},
         };
         Args a = { .action = ACTION_DAEMON, .config = POLICY_FILE_DEFAULT, .sysfs_root = "/sys" };
-        int n_modes = 0, c;
+        bool conflict = false;
+        int c;
 
         while ((c = getopt_long(argc, argv, "c:nhV", options, NULL)) >= 0) {
                 switch (c) {
@@ -117,20 +126,16 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                         a.sysfs_root = optarg;
                         break;
                 case 'n':
-                        a.action = ACTION_CHECK_CONFIG;
-                        n_modes++;
+                        conflict |= !set_mode(&a, ACTION_CHECK_CONFIG);
                         break;
                 case ARG_VERIFY:
-                        a.action = ACTION_VERIFY;
-                        n_modes++;
+                        conflict |= !set_mode(&a, ACTION_VERIFY);
                         break;
                 case ARG_ONCE:
-                        a.action = ACTION_ONCE;
-                        n_modes++;
+                        conflict |= !set_mode(&a, ACTION_ONCE);
                         break;
                 case ARG_ALIVE:
-                        a.action = ACTION_ALIVE;
-                        n_modes++;
+                        conflict |= !set_mode(&a, ACTION_ALIVE);
                         break;
                 case ARG_JSON:
                         a.json = true;
@@ -171,7 +176,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 fprintf(stderr, "thpguardd: unexpected argument '%s'\n", argv[optind]);
                 return -EINVAL;
         }
-        if (n_modes > 1) {
+        if (conflict) {
                 fprintf(stderr,
                         "thpguardd: --check-config, --verify, --once and --alive exclude each other\n");
                 return -EINVAL;

@@ -381,7 +381,7 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
         if (diag->n_errors > errors_before)
                 return -EINVAL;
         if (p->n_knobs == 0)
-                diag_warning(diag, file, 0, "manages no knob; add a thp = { ... } group");
+                diag_warning(diag, file, 0, "manages no knob: nothing will be read or written");
 
         *ret = TAKE_PTR(p);
         return 0;

@@ -110,7 +110,7 @@ static void test_defaults_and_empty(void **state) {
         /* Valid, but a policy that manages nothing deserves a word. */
         assert_int_equal(d.n_errors, 0);
         assert_int_equal(d.n_warnings, 1);
-        assert_string_equal(d.entries[0].text, F ": warning: manages no knob; add a thp = { ... } group");
+        assert_string_equal(d.entries[0].text, F ": warning: manages no knob: nothing will be read or written");
 }
 
 static void test_unknown_keys(void **state) {
