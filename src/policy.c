@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "thpguard/policy.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,6 +17,8 @@ typedef struct PolicyParser {
         Diag *diag;
         Policy *policy;
         size_t n_alloc;
+        const unsigned *wrapped_lines; /* lines whose integer was already reported as wrapped */
+        size_t n_wrapped_lines;
 } PolicyParser;
 
 Policy *policy_free(Policy *p) {
@@ -69,16 +72,19 @@ static bool expect_type(PolicyParser *pp, const config_setting_t *s, const char 
 }
 
 /* An integer setting in [min, max], or false with the error reported. */
-static bool get_uint(PolicyParser *pp, const config_setting_t *s, const char *name, uint64_t min, uint64_t max,
-                     uint64_t *ret) {
+static bool get_uint(PolicyParser *pp, const config_setting_t *s, const char *name, uint64_t min,
+                     uint64_t max, uint64_t *ret) {
         long long v;
 
         if (!expect_type(pp, s, name, CONFIG_TYPE_INT, "an integer"))
                 return false;
+        for (size_t i = 0; i < pp->n_wrapped_lines; i++)
+                if (pp->wrapped_lines[i] == line_of(s))
+                        return false; /* reported with the literal the user wrote */
         v = config_setting_get_int64(s);
         if (v < 0 || (uint64_t)v < min || (uint64_t)v > max) {
-                diag_error(pp->diag, pp->file, line_of(s), "%s: %lld is out of range %" PRIu64 "..%" PRIu64, name,
-                           v, min, max);
+                diag_error(pp->diag, pp->file, line_of(s), "%s: %lld is out of range %" PRIu64 "..%" PRIu64,
+                           name, v, min, max);
                 return false;
         }
         *ret = (uint64_t)v;
@@ -116,8 +122,8 @@ static int parse_knob(PolicyParser *pp, KnobGroup group, const char *size, const
                 word = config_setting_get_string(s);
                 if (!knob_spec_accepts_word(spec, word)) {
                         knob_spec_vocabulary_string(spec, vocab, sizeof(vocab));
-                        diag_error(pp->diag, pp->file, k.line, "%s: invalid value \"%s\" (expected %s)", name,
-                                   word, vocab);
+                        diag_error(pp->diag, pp->file, k.line, "%s: invalid value \"%s\" (expected %s)",
+                                   name, word, vocab);
                         return 0;
                 }
                 snprintf(k.desired, sizeof(k.desired), "%s", word);
@@ -141,7 +147,8 @@ static int parse_knob(PolicyParser *pp, KnobGroup group, const char *size, const
         return add_knob(pp, &k);
 }
 
-static void unknown_key(PolicyParser *pp, const config_setting_t *s, const char *parent, const char *expected) {
+static void unknown_key(PolicyParser *pp, const config_setting_t *s, const char *parent,
+                        const char *expected) {
         diag_error(pp->diag, pp->file, line_of(s), "%s: unknown key \"%s\" (expected %s)", parent,
                    config_setting_name(s), expected);
 }
@@ -194,7 +201,8 @@ static int parse_sizes(PolicyParser *pp, const config_setting_t *list) {
         char name[64];
         int r;
 
-        if (!expect_type(pp, list, "thp.sizes", CONFIG_TYPE_LIST, "a list of groups, ( { size = \"64kB\"; ... } )"))
+        if (!expect_type(pp, list, "thp.sizes", CONFIG_TYPE_LIST,
+                         "a list of groups, ( { size = \"64kB\"; ... } )"))
                 return 0;
 
         for (int i = 0; i < n; i++) {
@@ -217,13 +225,14 @@ static int parse_sizes(PolicyParser *pp, const config_setting_t *list) {
                 size = config_setting_get_string(size_s);
                 if (!knob_size_is_valid(size)) {
                         diag_error(pp->diag, pp->file, line_of(size_s),
-                                   "%s: malformed size \"%s\" (expected <digits>kB, such as \"64kB\")", name, size);
+                                   "%s: malformed size \"%s\" (expected <digits>kB, such as \"64kB\")", name,
+                                   size);
                         continue;
                 }
                 for (int j = 0; j < i && !dup; j++) {
                         const config_setting_t *other = config_setting_get_elem(list, (unsigned)j);
                         const config_setting_t *os =
-                                config_setting_is_group(other) ? config_setting_get_member(other, "size") : NULL;
+                            config_setting_is_group(other) ? config_setting_get_member(other, "size") : NULL;
 
                         if (os && config_setting_type(os) == CONFIG_TYPE_STRING &&
                             strcmp(config_setting_get_string(os), size) == 0) {
@@ -300,8 +309,9 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                         if (r < 0)
                                 return r;
                 } else
-                        unknown_key(pp, s, "policy",
-                                    "mode, recheck_interval, fight_threshold, fight_window, metrics_file or thp");
+                        unknown_key(
+                            pp, s, "policy",
+                            "mode, recheck_interval, fight_threshold, fight_window, metrics_file or thp");
         }
         return 0;
 }
@@ -329,11 +339,92 @@ static bool refuse_include(const char *file, const char *buf, Diag *diag) {
         return found;
 }
 
+/*
+ * libconfig 1.5 reads an integer literal without the L suffix with atoi():
+ * 4296729655 silently becomes 1762359, a value nobody wrote, which would
+ * then be enforced. So before libconfig sees the text, find every such
+ * literal outside the int range and report it with what the user wrote.
+ * This is just enough of libconfig's lexer: comments, strings, names,
+ * decimal and hex integers, floats.
+ */
+static int find_wrapped_integers(const char *file, const char *text, Diag *diag, unsigned **ret_lines,
+                                 size_t *ret_n) {
+        _cleanup_free_ unsigned *lines = NULL;
+        size_t n = 0;
+        unsigned line = 1;
+
+        for (const char *p = text; *p;) {
+                if (*p == '\n') {
+                        line++;
+                        p++;
+                } else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
+                        p += strcspn(p, "\n");
+                } else if (p[0] == '/' && p[1] == '*') {
+                        for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
+                                line += *p == '\n';
+                        p += *p ? 2 : 0;
+                } else if (*p == '"') {
+                        for (p++; *p && *p != '"'; p++) {
+                                if (*p == '\\' && p[1])
+                                        p++;
+                                line += *p == '\n';
+                        }
+                        p += *p ? 1 : 0;
+                } else if (isalpha((unsigned char)*p) || *p == '*' || *p == '_') {
+                        p += strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*-");
+                } else if (isdigit((unsigned char)*p)) {
+                        bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+                        bool negative = p > text && p[-1] == '-';
+                        const char *start = p, *end;
+                        uint64_t v = 0, limit;
+                        bool overflow = false;
+
+                        p += hex ? 2 : 0;
+                        end = p + strspn(p, hex ? "0123456789abcdefABCDEF" : "0123456789");
+                        if (!hex && (*end == '.' || *end == 'e' || *end == 'E')) {
+                                p = end + strspn(end, "0123456789.eE+-"); /* a float */
+                                continue;
+                        }
+                        for (; p < end; p++) {
+                                unsigned d = isdigit((unsigned char)*p) ? (unsigned)(*p - '0')
+                                                                        : (unsigned)(tolower(*p) - 'a' + 10);
+                                if (v > (UINT64_MAX - d) / (hex ? 16 : 10))
+                                        overflow = true;
+                                else
+                                        v = v * (hex ? 16 : 10) + d;
+                        }
+                        if (*p == 'L') {
+                                p += p[1] == 'L' ? 2 : 1; /* int64: read with atoll(), fine */
+                                continue;
+                        }
+                        limit = negative ? (uint64_t)INT32_MAX + 1 : (uint64_t)INT32_MAX;
+                        if (overflow || v > limit) {
+                                unsigned *nl = realloc(lines, (n + 1) * sizeof(*nl));
+                                if (!nl)
+                                        return -ENOMEM;
+                                lines = nl;
+                                lines[n++] = line;
+                                diag_error(diag, file, line,
+                                           "integer %s%.*s is too large for libconfig without the L suffix "
+                                           "(write %s%.*sL)",
+                                           negative ? "-" : "", (int)(end - start), start,
+                                           negative ? "-" : "", (int)(end - start), start);
+                        }
+                } else
+                        p++;
+        }
+        *ret_lines = TAKE_PTR(lines);
+        *ret_n = n;
+        return 0;
+}
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(config_t *, config_destroy);
 
 int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Policy **ret) {
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_free_ char *text = NULL;
+        _cleanup_free_ unsigned *wrapped_lines = NULL;
+        size_t n_wrapped_lines = 0;
         config_t cfg_storage;
         _cleanup_(config_destroyp) config_t *cfg = NULL;
         size_t errors_before = diag->n_errors;
@@ -341,7 +432,8 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
         int r;
 
         if (len > POLICY_SIZE_MAX) {
-                diag_error(diag, file, 0, "is %zu bytes; a policy may be at most %d bytes", len, POLICY_SIZE_MAX);
+                diag_error(diag, file, 0, "is %zu bytes; a policy may be at most %d bytes", len,
+                           POLICY_SIZE_MAX);
                 return -EFBIG;
         }
         if (memchr(buf, '\0', len)) {
@@ -354,6 +446,9 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
                 return -ENOMEM;
         if (refuse_include(file, text, diag))
                 return -EINVAL;
+        r = find_wrapped_integers(file, text, diag, &wrapped_lines, &n_wrapped_lines);
+        if (r < 0)
+                return r;
 
         p = calloc(1, sizeof(*p));
         if (!p)
@@ -374,7 +469,11 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
                 return -EINVAL;
         }
 
-        pp = (PolicyParser){ .file = file, .diag = diag, .policy = p };
+        pp = (PolicyParser){ .file = file,
+                             .diag = diag,
+                             .policy = p,
+                             .wrapped_lines = wrapped_lines,
+                             .n_wrapped_lines = n_wrapped_lines };
         r = parse_root(&pp, config_root_setting(cfg));
         if (r < 0)
                 return r;
@@ -394,7 +493,8 @@ int policy_check_owner(const char *file, const struct stat *st, uid_t euid, Diag
         const char *consequence = euid == 0 ? "refusing it" : "thpguardd running as root would refuse it";
 
         if (bad_owner)
-                diag_add(diag, level, file, 0, "owned by uid %u, not root; %s", (unsigned)st->st_uid, consequence);
+                diag_add(diag, level, file, 0, "owned by uid %u, not root; %s", (unsigned)st->st_uid,
+                         consequence);
         if (bad_mode)
                 diag_add(diag, level, file, 0, "mode %04o lets group or others write it; %s (chmod go-w)",
                          (unsigned)(st->st_mode & 07777), consequence);
@@ -425,8 +525,8 @@ int policy_load(const char *file, Diag *diag, Policy **ret) {
                 return -EINVAL;
         }
         if (st.st_size > POLICY_SIZE_MAX) {
-                diag_error(diag, file, 0, "is %jd bytes; a policy may be at most %d bytes", (intmax_t)st.st_size,
-                           POLICY_SIZE_MAX);
+                diag_error(diag, file, 0, "is %jd bytes; a policy may be at most %d bytes",
+                           (intmax_t)st.st_size, POLICY_SIZE_MAX);
                 return -EFBIG;
         }
         r = policy_check_owner(file, &st, geteuid(), diag);

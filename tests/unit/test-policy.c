@@ -31,10 +31,10 @@ static void expect_errors(const char *text, const char *const *want, size_t n_wa
         for (size_t i = 0; i < n_want; i++)
                 assert_string_equal(d.entries[i].text, want[i]);
 }
-#define EXPECT(text, ...)                                                                                \
-        do {                                                                                             \
-                const char *const _w[] = { __VA_ARGS__ };                                                \
-                expect_errors(text, _w, sizeof(_w) / sizeof(_w[0]));                                     \
+#define EXPECT(text, ...)                                                                                   \
+        do {                                                                                                \
+                const char *const _w[] = { __VA_ARGS__ };                                                   \
+                expect_errors(text, _w, sizeof(_w) / sizeof(_w[0]));                                        \
         } while (0)
 
 static const char full[] = "mode = \"enforce\";\n"
@@ -101,8 +101,8 @@ static void test_defaults_and_empty(void **state) {
         _cleanup_diag_ Diag d = {};
         _cleanup_policy_ Policy *p = NULL;
 
-        assert_int_equal(parse("mode = \"audit\";\nmetrics_file = \"/var/lib/node_exporter/thp.prom\";\n", &d, &p),
-                         0);
+        assert_int_equal(
+            parse("mode = \"audit\";\nmetrics_file = \"/var/lib/node_exporter/thp.prom\";\n", &d, &p), 0);
         assert_int_equal(p->mode, POLICY_MODE_AUDIT);
         assert_int_equal(p->recheck_interval_sec, POLICY_RECHECK_DEFAULT);
         assert_string_equal(p->metrics_file, "/var/lib/node_exporter/thp.prom");
@@ -110,23 +110,27 @@ static void test_defaults_and_empty(void **state) {
         /* Valid, but a policy that manages nothing deserves a word. */
         assert_int_equal(d.n_errors, 0);
         assert_int_equal(d.n_warnings, 1);
-        assert_string_equal(d.entries[0].text, F ": warning: manages no knob: nothing will be read or written");
+        assert_string_equal(d.entries[0].text,
+                            F ": warning: manages no knob: nothing will be read or written");
 }
 
 static void test_unknown_keys(void **state) {
         EXPECT("modee = \"enforce\";\n",
-               F ":1: policy: unknown key \"modee\" (expected mode, recheck_interval, fight_threshold, fight_window, metrics_file or thp)");
+               F ":1: policy: unknown key \"modee\" (expected mode, recheck_interval, fight_threshold, "
+                 "fight_window, metrics_file or thp)");
         EXPECT("thp = {\n  enable = \"never\";\n};\n",
                F ":2: thp: unknown key \"enable\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
                  "shrink_underused, khugepaged or sizes)");
-        EXPECT("thp = { khugepaged = {\n defragg = false; }; };\n",
-               F ":2: thp.khugepaged: unknown key \"defragg\" (expected defrag, pages_to_scan, "
-                 "scan_sleep_millisecs, alloc_sleep_millisecs, max_ptes_none, max_ptes_swap or max_ptes_shared)");
+        EXPECT(
+            "thp = { khugepaged = {\n defragg = false; }; };\n", F
+            ":2: thp.khugepaged: unknown key \"defragg\" (expected defrag, pages_to_scan, "
+            "scan_sleep_millisecs, alloc_sleep_millisecs, max_ptes_none, max_ptes_swap or max_ptes_shared)");
         EXPECT("thp = { sizes = ( { size = \"64kB\";\n defrag = \"never\"; } ); };\n",
                F ":2: thp.sizes[0]: unknown key \"defrag\" (expected enabled or shmem_enabled)");
         /* Read-only files are not keys either. */
         EXPECT("thp = {\n hpage_pmd_size = 2097152; };\n",
-               F ":2: thp: unknown key \"hpage_pmd_size\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
+               F ":2: thp: unknown key \"hpage_pmd_size\" (expected enabled, defrag, shmem_enabled, "
+                 "use_zero_page, "
                  "shrink_underused, khugepaged or sizes)");
 }
 
@@ -179,7 +183,8 @@ static void test_sizes(void **state) {
         EXPECT("thp = { sizes = (\n { size = \"64kB/../../..\"; enabled = \"never\"; } ); };\n",
                F ":2: thp.sizes[0].size: malformed size \"64kB/../../..\" (expected <digits>kB, such as "
                  "\"64kB\")");
-        EXPECT("thp = { sizes = (\n { enabled = \"never\"; } ); };\n", F ":2: thp.sizes[0]: missing key \"size\"");
+        EXPECT("thp = { sizes = (\n { enabled = \"never\"; } ); };\n",
+               F ":2: thp.sizes[0]: missing key \"size\"");
         EXPECT("thp = { sizes = (\n { size = 64; } ); };\n",
                F ":2: thp.sizes[0].size: expected a string such as \"64kB\", got an integer");
         EXPECT("thp = { sizes = (\n"
@@ -187,9 +192,10 @@ static void test_sizes(void **state) {
                "  { size = \"64kB\"; enabled = \"always\"; }\n"
                "); };\n",
                F ":3: thp.sizes[1].size: duplicate size \"64kB\" (first given at line 2)");
-        EXPECT("thp = { sizes = (\n { size = \"64kB\";\n shmem_enabled = \"deny\"; } ); };\n",
-               F ":3: thp.sizes[0].shmem_enabled: invalid value \"deny\" (expected always, inherit, within_size, "
-                 "advise or never)");
+        EXPECT(
+            "thp = { sizes = (\n { size = \"64kB\";\n shmem_enabled = \"deny\"; } ); };\n", F
+            ":3: thp.sizes[0].shmem_enabled: invalid value \"deny\" (expected always, inherit, within_size, "
+            "advise or never)");
 }
 
 static void test_syntax_and_includes(void **state) {
@@ -212,6 +218,37 @@ static void test_all_errors_in_one_run(void **state) {
                F ":5: thp.khugepaged.defrag: expected a boolean (true or false), got a string",
                F ":6: thp: unknown key \"bogus\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
                  "shrink_underused, khugepaged or sizes)");
+}
+
+static void test_wrapped_integers(void **state) {
+        /* libconfig 1.5 would read these as 1762359 and -1294967296 without a word. */
+        EXPECT("thp = { khugepaged = {\n pages_to_scan = 4296729655; }; };\n", F
+               ":2: integer 4296729655 is too large for libconfig without the L suffix (write 4296729655L)");
+        EXPECT(
+            "thp = { khugepaged = {\n scan_sleep_millisecs = 3000000000;\n max_ptes_none = 0x100000000; }; "
+            "};\n",
+            F ":2: integer 3000000000 is too large for libconfig without the L suffix (write 3000000000L)",
+            F
+            ":3: integer 0x100000000 is too large for libconfig without the L suffix (write 0x100000000L)");
+        EXPECT("recheck_interval = -99999999999;\n", F ":1: integer -99999999999 is too large for libconfig "
+                                                       "without the L suffix (write -99999999999L)");
+
+        /* With L it is read right, and then range-checked as usual. */
+        _cleanup_diag_ Diag d = {};
+        _cleanup_policy_ Policy *p = NULL;
+        assert_int_equal(
+            parse("# 99999999999 in a comment\nthp = { khugepaged = { scan_sleep_millisecs = "
+                  "3000000000L; pages_to_scan = 2147483647; }; sizes = ( { size = \"99999999999kB\"; "
+                  "enabled = \"never\"; } ); };\n",
+                  &d, &p),
+            -EINVAL);
+        assert_int_equal(d.n_errors, 1); /* only the size: 11 digits */
+        assert_non_null(strstr(d.entries[0].text, "malformed size"));
+        diag_done(&d);
+        assert_int_equal(
+            parse("thp = { khugepaged = { scan_sleep_millisecs = 3000000000L; x1 = 1.5e10; }; };\n", &d, &p),
+            -EINVAL);
+        assert_int_equal(d.n_errors, 1); /* the unknown key, not the float */
 }
 
 static void test_buffer_limits(void **state) {
@@ -282,7 +319,8 @@ static void test_load_files(void **state) {
         assert_int_equal(ftruncate(fd, 10 * 1024 * 1024), 0);
         close(fd);
         assert_int_equal(policy_load(path, &d, &p), -EFBIG);
-        assert_non_null(strstr(d.entries[3].text, "is 10485760 bytes; a policy may be at most 1048576 bytes"));
+        assert_non_null(
+            strstr(d.entries[3].text, "is 10485760 bytes; a policy may be at most 1048576 bytes"));
         unlink(path);
 
         snprintf(path, sizeof(path), "%s/good.conf", dir);
@@ -300,17 +338,12 @@ static void test_load_files(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_full_example),
-                cmocka_unit_test(test_defaults_and_empty),
-                cmocka_unit_test(test_unknown_keys),
-                cmocka_unit_test(test_wrong_types),
-                cmocka_unit_test(test_values_and_ranges),
-                cmocka_unit_test(test_sizes),
-                cmocka_unit_test(test_syntax_and_includes),
-                cmocka_unit_test(test_all_errors_in_one_run),
-                cmocka_unit_test(test_buffer_limits),
-                cmocka_unit_test(test_owner_rule),
-                cmocka_unit_test(test_load_files),
+                cmocka_unit_test(test_full_example),        cmocka_unit_test(test_defaults_and_empty),
+                cmocka_unit_test(test_unknown_keys),        cmocka_unit_test(test_wrong_types),
+                cmocka_unit_test(test_values_and_ranges),   cmocka_unit_test(test_sizes),
+                cmocka_unit_test(test_syntax_and_includes), cmocka_unit_test(test_all_errors_in_one_run),
+                cmocka_unit_test(test_wrapped_integers),    cmocka_unit_test(test_buffer_limits),
+                cmocka_unit_test(test_owner_rule),          cmocka_unit_test(test_load_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
