@@ -42,7 +42,7 @@ thp = { enabled = "madvise"; };'
         daemon_start_cmd in_ns_without_journal $case "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=journal
         thp_wait_for enabled madvise 5 || fail "$case: startup did not correct"
         for i in $(seq $DRIFTS); do
-                thp_set enabled $([ $((i % 2)) = 0 ] && echo always || echo never)
+                thp_set enabled "$([ $((i % 2)) = 0 ] && echo always || echo never)"
                 thp_wait_for enabled madvise 5 || fail "$case: drift $i not corrected"
         done
         # A valid reload that changes the value, then an invalid one.

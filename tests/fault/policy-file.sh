@@ -10,6 +10,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 fault_real_sysfs
+# shellcheck disable=SC2034 # used by the commands fault() evals
 P=$WORK/thpguard.conf
 GOOD='recheck_interval = 1; fight_threshold = 0;
 thp = { enabled = "madvise"; };'

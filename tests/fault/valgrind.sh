@@ -41,10 +41,10 @@ t0=$SECONDS
 # 1,000 corrections on two knobs, each waited for.
 for ((i = 1; i <= CORRECTIONS; i++)); do
         if ((i % 2)); then
-                thp_set enabled $([ $((i % 4)) = 1 ] && echo always || echo never)
+                thp_set enabled "$([ $((i % 4)) = 1 ] && echo always || echo never)"
                 thp_wait_for enabled madvise 30 || fail "correction $i (enabled) not made"
         else
-                thp_set defrag $([ $((i % 4)) = 0 ] && echo defer || echo never)
+                thp_set defrag "$([ $((i % 4)) = 0 ] && echo defer || echo never)"
                 thp_wait_for defrag madvise 30 || fail "correction $i (defrag) not made"
         fi
 done
