@@ -195,6 +195,20 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
         const PolicyKnob *k = &d->policy->knobs[i];
         EnforceOutcome o;
 
+        /*
+         * No retry storm: after a failed correction, an inotify event showing
+         * the same value is most likely our own write's IN_MODIFY (a write the
+         * kernel took but did not keep raises one). Retry on the recheck, or
+         * when the value changes.
+         */
+        if (rt->reported_errno != 0 && t == TRIGGER_INOTIFY) {
+                KnobStatus st;
+
+                knob_status_read(d->sysfs, k, &rt->file, d->ptes_max, &st);
+                if (st.state == KNOB_STATE_DRIFT && strcmp(st.actual, rt->reported) == 0)
+                        return false;
+        }
+
         enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, effective_mode(d), &o);
         note_state(d, i, &o.before);
         if (o.action != ENFORCE_NONE)

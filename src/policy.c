@@ -479,8 +479,14 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
                 return r;
         if (diag->n_errors > errors_before)
                 return -EINVAL;
-        if (p->n_knobs == 0)
-                diag_warning(diag, file, 0, "manages no knob: nothing will be read or written");
+        /*
+         * An error, not a warning: an empty or truncated file (an editor
+         * mid-save) must not replace a good policy and silently stop enforcement.
+         */
+        if (p->n_knobs == 0) {
+                diag_error(diag, file, 0, "manages no knob; set at least one key in thp = { ... }");
+                return -EINVAL;
+        }
 
         *ret = TAKE_PTR(p);
         return 0;

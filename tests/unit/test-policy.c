@@ -101,17 +101,20 @@ static void test_defaults_and_empty(void **state) {
         _cleanup_diag_ Diag d = {};
         _cleanup_policy_ Policy *p = NULL;
 
-        assert_int_equal(
-            parse("mode = \"audit\";\nmetrics_file = \"/var/lib/node_exporter/thp.prom\";\n", &d, &p), 0);
+        assert_int_equal(parse("mode = \"audit\";\nmetrics_file = \"/var/lib/node_exporter/thp.prom\";\n"
+                               "thp = { enabled = \"never\"; };\n",
+                               &d, &p),
+                         0);
         assert_int_equal(p->mode, POLICY_MODE_AUDIT);
         assert_int_equal(p->recheck_interval_sec, POLICY_RECHECK_DEFAULT);
         assert_string_equal(p->metrics_file, "/var/lib/node_exporter/thp.prom");
-        assert_int_equal(p->n_knobs, 0);
-        /* Valid, but a policy that manages nothing deserves a word. */
-        assert_int_equal(d.n_errors, 0);
-        assert_int_equal(d.n_warnings, 1);
-        assert_string_equal(d.entries[0].text,
-                            F ": warning: manages no knob: nothing will be read or written");
+        assert_int_equal(p->n_knobs, 1);
+        assert_int_equal(d.n_entries, 0);
+
+        /* An empty (truncated) file, or one with no knob, must not replace a good policy. */
+        EXPECT("", F ": manages no knob; set at least one key in thp = { ... }");
+        EXPECT("mode = \"audit\";\nthp = { sizes = ( { size = \"64kB\"; } ); };\n",
+               F ": manages no knob; set at least one key in thp = { ... }");
 }
 
 static void test_unknown_keys(void **state) {
