@@ -340,15 +340,20 @@ static bool refuse_include(const char *file, const char *buf, Diag *diag) {
 }
 
 /*
- * libconfig 1.5 reads an integer literal without the L suffix with atoi():
- * 4296729655 silently becomes 1762359, a value nobody wrote, which would
- * then be enforced. So before libconfig sees the text, find every such
- * literal outside the int range and report it with what the user wrote.
- * This is just enough of libconfig's lexer: comments, strings, names,
- * decimal and hex integers, floats.
+ * A pass over the text before libconfig sees it, with just enough of
+ * libconfig's lexer (comments, strings, names, numbers) for two checks:
+ *
+ *  - libconfig 1.5 reads an integer literal without the L suffix with
+ *    atoi(): 4296729655 silently becomes 1762359, a value nobody wrote,
+ *    which would then be enforced. Each such literal is reported with what
+ *    the user wrote, and its line returned so it is not reported twice.
+ *  - libconfig's parse time grows with the square of the number of
+ *    settings (100k keys: minutes, and the daemon is blocked meanwhile),
+ *    so the settings (each '=' or ':') are counted for a cap.
  */
-static int find_wrapped_integers(const char *file, const char *text, Diag *diag, unsigned **ret_lines,
-                                 size_t *ret_n) {
+static int prescan(const char *file, const char *text, Diag *diag, unsigned **ret_lines, size_t *ret_n,
+                   size_t *ret_settings) {
+        size_t settings = 0;
         _cleanup_free_ unsigned *lines = NULL;
         size_t n = 0;
         unsigned line = 1;
@@ -370,6 +375,9 @@ static int find_wrapped_integers(const char *file, const char *text, Diag *diag,
                                 line += *p == '\n';
                         }
                         p += *p ? 1 : 0;
+                } else if (*p == '=' || *p == ':') {
+                        settings++;
+                        p++;
                 } else if (isalpha((unsigned char)*p) || *p == '*' || *p == '_') {
                         p += strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*-");
                 } else if (isdigit((unsigned char)*p)) {
@@ -415,6 +423,7 @@ static int find_wrapped_integers(const char *file, const char *text, Diag *diag,
         }
         *ret_lines = TAKE_PTR(lines);
         *ret_n = n;
+        *ret_settings = settings;
         return 0;
 }
 
@@ -424,7 +433,7 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_free_ char *text = NULL;
         _cleanup_free_ unsigned *wrapped_lines = NULL;
-        size_t n_wrapped_lines = 0;
+        size_t n_wrapped_lines = 0, n_settings = 0;
         config_t cfg_storage;
         _cleanup_(config_destroyp) config_t *cfg = NULL;
         size_t errors_before = diag->n_errors;
@@ -446,9 +455,14 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
                 return -ENOMEM;
         if (refuse_include(file, text, diag))
                 return -EINVAL;
-        r = find_wrapped_integers(file, text, diag, &wrapped_lines, &n_wrapped_lines);
+        r = prescan(file, text, diag, &wrapped_lines, &n_wrapped_lines, &n_settings);
         if (r < 0)
                 return r;
+        if (n_settings > POLICY_SETTINGS_MAX) {
+                diag_error(diag, file, 0, "has %zu settings; a policy may have at most %d", n_settings,
+                           POLICY_SETTINGS_MAX);
+                return -E2BIG;
+        }
 
         p = calloc(1, sizeof(*p));
         if (!p)
@@ -539,12 +553,12 @@ int policy_load(const char *file, Diag *diag, Policy **ret) {
         if (r < 0)
                 return r;
 
-        /* One byte more than the limit, so a file that grew since fstat() is still caught. */
-        buf = malloc(POLICY_SIZE_MAX + 1);
+        /* Sized by fstat(), plus one byte to notice a file that grew since. */
+        buf = malloc((size_t)st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
         for (;;) {
-                ssize_t n = read(fd, buf + len, POLICY_SIZE_MAX + 1 - len);
+                ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -552,11 +566,13 @@ int policy_load(const char *file, Diag *diag, Policy **ret) {
                         diag_error(diag, file, 0, "cannot read: %s", strerror(-r));
                         return r;
                 }
-                if (n == 0 || len + (size_t)n > POLICY_SIZE_MAX) {
-                        len += (size_t)n;
+                if (n == 0)
                         break;
-                }
                 len += (size_t)n;
+                if (len > (size_t)st.st_size) {
+                        diag_error(diag, file, 0, "changed while being read; try again");
+                        return -EAGAIN;
+                }
         }
         return policy_parse(file, buf, len, diag, ret);
 }

@@ -16,8 +16,10 @@
 #include "thpguard/knob.h"
 #include "thpguard/macro.h"
 
-#define POLICY_FILE_DEFAULT            "/etc/thpguard/thpguard.conf"
-#define POLICY_SIZE_MAX                (1024 * 1024)
+#define POLICY_FILE_DEFAULT "/etc/thpguard/thpguard.conf"
+#define POLICY_SIZE_MAX     (1024 * 1024)
+/* A real policy has a few dozen; libconfig parses in time quadratic in this. */
+#define POLICY_SETTINGS_MAX            1024
 #define POLICY_RECHECK_DEFAULT         30
 #define POLICY_RECHECK_MIN             1
 #define POLICY_RECHECK_MAX             86400

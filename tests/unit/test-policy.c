@@ -254,6 +254,25 @@ static void test_wrapped_integers(void **state) {
         assert_int_equal(d.n_errors, 1); /* the unknown key, not the float */
 }
 
+static void test_settings_cap(void **state) {
+        _cleanup_diag_ Diag d = {};
+        _cleanup_free_ char *text = malloc(POLICY_SETTINGS_MAX * 16 + 64);
+        Policy *p = NULL;
+        size_t used = 0;
+
+        assert_non_null(text);
+        used += (size_t)sprintf(text, "thp = { enabled = \"never\"; };\n");
+        for (int i = 0; i < POLICY_SETTINGS_MAX; i++)
+                used += (size_t)sprintf(text + used, "k%d = 1;\n", i);
+        assert_int_equal(policy_parse(F, text, used, &d, &p), -E2BIG);
+        assert_null(p);
+        assert_string_equal(d.entries[0].text, F ": has 1026 settings; a policy may have at most 1024");
+        /* '=' inside strings and comments is not a setting. */
+        diag_done(&d);
+        assert_int_equal(parse("# a = b = c\nthp = { enabled = \"never\"; }; /* x = 1 */\n", &d, &p), 0);
+        policy_free(p);
+}
+
 static void test_buffer_limits(void **state) {
         _cleanup_diag_ Diag d = {};
         _cleanup_free_ char *big = NULL;
@@ -345,8 +364,9 @@ int main(void) {
                 cmocka_unit_test(test_unknown_keys),        cmocka_unit_test(test_wrong_types),
                 cmocka_unit_test(test_values_and_ranges),   cmocka_unit_test(test_sizes),
                 cmocka_unit_test(test_syntax_and_includes), cmocka_unit_test(test_all_errors_in_one_run),
-                cmocka_unit_test(test_wrapped_integers),    cmocka_unit_test(test_buffer_limits),
-                cmocka_unit_test(test_owner_rule),          cmocka_unit_test(test_load_files),
+                cmocka_unit_test(test_wrapped_integers),    cmocka_unit_test(test_settings_cap),
+                cmocka_unit_test(test_buffer_limits),       cmocka_unit_test(test_owner_rule),
+                cmocka_unit_test(test_load_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
