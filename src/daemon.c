@@ -195,20 +195,6 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
         const PolicyKnob *k = &d->policy->knobs[i];
         EnforceOutcome o;
 
-        /*
-         * No retry storm: after a failed correction, an inotify event showing
-         * the same value is most likely our own write's IN_MODIFY (a write the
-         * kernel took but did not keep raises one). Retry on the recheck, or
-         * when the value changes.
-         */
-        if (rt->reported_errno != 0 && t == TRIGGER_INOTIFY) {
-                KnobStatus st;
-
-                knob_status_read(d->sysfs, k, &rt->file, d->ptes_max, &st);
-                if (st.state == KNOB_STATE_DRIFT && strcmp(st.actual, rt->reported) == 0)
-                        return false;
-        }
-
         enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, effective_mode(d), &o);
         note_state(d, i, &o.before);
         if (o.action != ENFORCE_NONE)
@@ -234,18 +220,24 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
                         log_correction(d, k, &o, t);
                 rt->reported_errno = o.error;
                 snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
-                return false;
+                break;
         case ENFORCE_CORRECTED:
+                rt->corrections[t]++;
+                sd_event_now(d->event, CLOCK_REALTIME, &d->last_correction_usec);
+                rt->reported_errno = 0;
+                rt->reported[0] = '\0';
+                rt->state = KNOB_STATE_OK;
+                log_correction(d, k, &o, t);
                 break;
         }
 
-        rt->corrections[t]++;
-        sd_event_now(d->event, CLOCK_REALTIME, &d->last_correction_usec);
-        rt->reported_errno = 0;
-        rt->reported[0] = '\0';
-        rt->state = KNOB_STATE_OK;
-        log_correction(d, k, &o, t);
-        if (fight_note_correction(&rt->fight, &d->fight_config, now, o.before.actual)) {
+        /*
+         * Every write that went through counts towards a fight, kept or not:
+         * a write undone before our read-back is the surest sign of another
+         * writer, and a write that never sticks raises IN_MODIFY of its own,
+         * which without this would loop.
+         */
+        if (o.written && fight_note_correction(&rt->fight, &d->fight_config, now, o.before.actual)) {
                 LogField f[] = { { "THPGUARD_KNOB", k->path },
                                  { "THPGUARD_OBSERVED", o.before.actual },
                                  { "THPGUARD_DESIRED", k->desired } };
@@ -257,7 +249,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
                     k->path, o.before.actual, d->fight_config.threshold, d->policy->fight_window_sec);
                 arm_backoff_timer(d);
         }
-        return true;
+        return o.action == ENFORCE_CORRECTED;
 }
 
 /* The one place a trigger checks a knob. In a fight's backoff we do not even read it. */

@@ -40,6 +40,8 @@ void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t 
                 return;
         }
 
+        o.written = true;
+
         /* Confirm: the kernel may accept a write and keep another value. */
         knob_status_read(s, k, h, ptes_max, &after);
         snprintf(o.after, sizeof(o.after), "%s", after.actual);
