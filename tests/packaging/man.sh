@@ -17,7 +17,7 @@ for scd in "$SRCDIR"/man/*.scd; do
 $err"
         text=$(MANWIDTH=80 man -l "$out" 2>/dev/null | col -b)
         for sec in NAME SYNOPSIS DESCRIPTION; do
-                echo "$text" | grep -q "^$sec" || pkg_fail "$page has no $sec section"
+                grep -q "^$sec" <<<"$text" || pkg_fail "$page has no $sec section"
         done
         # The install rule puts it in the section its name says.
         n=$((n + 1))
@@ -40,17 +40,17 @@ echo "ok: every page installs to its section"
 # thpguardd(8) names every long option the program accepts.
 d8=$(MANWIDTH=200 man -l "$BUILDDIR/man/thpguardd.8" 2>/dev/null | col -b)
 for opt in $("$THPGUARDD" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
-        echo "$d8" | grep -q -- "$opt" || pkg_fail "thpguardd(8) does not document $opt (listed by --help)"
+        grep -q -- "$opt" <<<"$d8" || pkg_fail "thpguardd(8) does not document $opt (listed by --help)"
 done
 echo "ok: thpguardd(8) documents every option of --help"
 for s in "EXIT STATUS" SIGNALS JOURNAL FILES EXAMPLES; do
-        echo "$d8" | grep -q "^$s" || pkg_fail "thpguardd(8) has no $s section"
+        grep -q "^$s" <<<"$d8" || pkg_fail "thpguardd(8) has no $s section"
 done
 for f in THPGUARD_KNOB THPGUARD_OBSERVED THPGUARD_DESIRED THPGUARD_TRIGGER THPGUARD_RESULT THPGUARD_ERRNO SIGHUP SIGTERM; do
-        echo "$d8" | grep -q "$f" || pkg_fail "thpguardd(8) does not mention $f"
+        grep -q "$f" <<<"$d8" || pkg_fail "thpguardd(8) does not mention $f"
 done
 for id in $(sed -n 's/^#define THPGUARD_MESSAGE_[A-Z_]* *"\([0-9a-f]\{32\}\)"/\1/p' "$SRCDIR/include/thpguard/message-ids.h"); do
-        echo "$d8" | grep -q "$id" || pkg_fail "thpguardd(8) does not list MESSAGE_ID $id"
+        grep -q "$id" <<<"$d8" || pkg_fail "thpguardd(8) does not list MESSAGE_ID $id"
 done
 echo "ok: thpguardd(8) has the exit codes, signals, journal fields and ids"
 
@@ -59,10 +59,10 @@ c5=$(MANWIDTH=200 man -l "$BUILDDIR/man/thpguard.conf.5" 2>/dev/null | col -b)
 for key in mode recheck_interval fight_threshold fight_window metrics_file thp enabled defrag shmem_enabled \
         use_zero_page shrink_underused khugepaged pages_to_scan scan_sleep_millisecs alloc_sleep_millisecs \
         max_ptes_none max_ptes_swap max_ptes_shared sizes size; do
-        echo "$c5" | grep -q -- "$key =" || pkg_fail "thpguard.conf(5) does not document the key '$key'"
+        grep -q -- "$key =" <<<"$c5" || pkg_fail "thpguard.conf(5) does not document the key '$key'"
 done
 for v in always madvise never defer defer+madvise within_size advise deny force inherit; do
-        echo "$c5" | grep -q -- "\"$v\"" || pkg_fail "thpguard.conf(5) does not list the value \"$v\""
+        grep -q -- "\"$v\"" <<<"$c5" || pkg_fail "thpguard.conf(5) does not list the value \"$v\""
 done
 echo "ok: thpguard.conf(5) documents every key and value"
 echo "PASS"
