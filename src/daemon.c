@@ -32,6 +32,12 @@
  */
 #define INOTIFY_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
 #define INOTIFY_RATELIMIT_BURST         5000
+/*
+ * While a fight is on, the knob in backoff is not even read, so each event
+ * is pure overhead: a flat-out writer would wake us thousands of times a
+ * second. Other knobs' drift may then wait up to the rest of the second.
+ */
+#define INOTIFY_RATELIMIT_BURST_FIGHT 50
 /* The metrics file is rewritten after corrections and rechecks, at most this often. */
 #define METRICS_MIN_INTERVAL_USEC USEC_PER_SEC
 
@@ -277,6 +283,10 @@ static void arm_backoff_timer(Daemon *d) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
                 if (d->knobs[i].fight.active && d->knobs[i].fight.until_usec < next)
                         next = d->knobs[i].fight.until_usec;
+        if (d->thp_source)
+                sd_event_source_set_ratelimit(d->thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
+                                              next == UINT64_MAX ? INOTIFY_RATELIMIT_BURST
+                                                                 : INOTIFY_RATELIMIT_BURST_FIGHT);
         if (next == UINT64_MAX) {
                 sd_event_source_set_enabled(d->backoff_timer, SD_EVENT_OFF);
                 return;
