@@ -22,74 +22,71 @@ static int open_below(const char *root, const char *rel) {
         return fd;
 }
 
-/* /proc and sysfs files report sizes that mean nothing, so read until EOF. */
-static int read_all(int fd, char *buf, size_t size, size_t *ret_len) {
-        size_t len = 0;
+/*
+ * /proc and sysfs files report sizes that mean nothing, so read until EOF:
+ * appends to buf from *len until EOF (returns 1) or until only the byte for
+ * the NUL is left (returns 0), or -errno.
+ */
+static int read_more(int fd, char *buf, size_t size, size_t *len) {
+        while (*len + 1 < size) {
+                ssize_t n = read(fd, buf + *len, size - 1 - *len);
 
-        for (;;) {
-                ssize_t n;
-
-                if (len + 1 >= size)
-                        return -EFBIG;
-                n = read(fd, buf + len, size - 1 - len);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
                 if (n == 0)
-                        break;
-                len += (size_t)n;
+                        return 1;
+                *len += (size_t)n;
         }
-        buf[len] = '\0';
-        *ret_len = len;
         return 0;
 }
 
 int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
+        size_t len = 0;
+        int r;
 
         fd = open_below(root, rel);
         if (fd < 0)
                 return fd;
-        return read_all(fd, buf, size, ret_len);
+        r = read_more(fd, buf, size, &len);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EFBIG;
+        buf[len] = '\0';
+        *ret_len = len;
+        return 0;
 }
 
 int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, len = 0;
+        int r;
 
         fd = open_below(root, rel);
         if (fd < 0)
                 return fd;
-        for (;;) {
-                ssize_t n;
+        do {
+                size_t want = size ? size * 4 : 64 * 1024;
+                char *p;
 
-                if (len + 1 >= size) {
-                        size_t want = size ? size * 4 : 64 * 1024;
-                        char *p;
-
-                        if (size >= max)
-                                return -EFBIG;
-                        if (want > max)
-                                want = max;
-                        p = realloc(buf, want);
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
-                        size = want;
-                }
-                n = read(fd, buf + len, size - 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
+                if (size >= max)
+                        return -EFBIG;
+                if (want > max)
+                        want = max;
+                p = realloc(buf, want);
+                if (!p)
+                        return -ENOMEM;
+                buf = p;
+                size = want;
+                r = read_more(fd, buf, size, &len);
+                if (r < 0)
+                        return r;
+        } while (r == 0);
         buf[len] = '\0';
         *ret = TAKE_PTR(buf);
         *ret_len = len;
