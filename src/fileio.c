@@ -8,7 +8,7 @@
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
 
-static int open_below(const char *root, const char *rel) {
+int open_below(const char *root, const char *rel, int flags) {
         char path[PATH_MAX];
         int fd, r;
 
@@ -16,7 +16,7 @@ static int open_below(const char *root, const char *rel) {
         if (r < 0)
                 return r;
         /* O_NONBLOCK: a FIFO planted in a fixture or --proc-root tree must not hang us. */
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         return fd;
@@ -48,7 +48,7 @@ int read_file_below(const char *root, const char *rel, char *buf, size_t size, s
         size_t len = 0;
         int r;
 
-        fd = open_below(root, rel);
+        fd = open_below(root, rel, O_RDONLY);
         if (fd < 0)
                 return fd;
         r = read_more(fd, buf, size, &len);
@@ -67,7 +67,7 @@ int read_file_below_alloc(const char *root, const char *rel, size_t max, char **
         size_t size = 0, len = 0;
         int r;
 
-        fd = open_below(root, rel);
+        fd = open_below(root, rel, O_RDONLY);
         if (fd < 0)
                 return fd;
         do {

@@ -59,18 +59,13 @@ int sysfs_read(const Sysfs *s, const char *knob, char *buf, size_t size, size_t 
 
 int sysfs_write(const Sysfs *s, const char *knob, const char *value) {
         _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX];
         size_t len = strlen(value);
         ssize_t n;
-        int r;
 
-        r = sysfs_thp_path(s, knob, path, sizeof(path));
-        if (r < 0)
-                return r;
         /* No O_TRUNC: it raises an IN_MODIFY of its own and means nothing to sysfs. */
-        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open_below(s->thp_dir, knob, O_WRONLY);
         if (fd < 0)
-                return -errno;
+                return fd;
         n = write(fd, value, len);
         if (n < 0)
                 return -errno;
@@ -80,22 +75,18 @@ int sysfs_write(const Sysfs *s, const char *knob, const char *value) {
 }
 
 static int handle_open(const Sysfs *s, const char *knob, SysfsHandle *h) {
-        char path[PATH_MAX];
-        int r, fd;
+        int fd;
 
-        r = sysfs_thp_path(s, knob, path, sizeof(path));
-        if (r < 0)
-                return r;
-        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open_below(s->thp_dir, knob, O_RDWR);
         if (fd >= 0) {
                 *h = (SysfsHandle){ .fd = fd, .writable = true };
                 return 0;
         }
-        if (errno != EROFS && errno != EACCES && errno != EPERM)
-                return -errno;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd != -EROFS && fd != -EACCES && fd != -EPERM)
+                return fd;
+        fd = open_below(s->thp_dir, knob, O_RDONLY);
         if (fd < 0)
-                return -errno;
+                return fd;
         *h = (SysfsHandle){ .fd = fd, .writable = false };
         return 0;
 }

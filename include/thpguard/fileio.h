@@ -9,6 +9,9 @@
 
 #include <stddef.h>
 
+/* Opens root/rel with flags plus O_CLOEXEC, O_NOCTTY and O_NONBLOCK. Returns the fd or -errno. */
+int open_below(const char *root, const char *rel, int flags);
+
 /* Reads root/rel into buf, NUL-terminated; -EFBIG if it does not fit in size - 1 bytes. */
 int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len);
 
