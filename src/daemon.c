@@ -425,6 +425,13 @@ static void notify_status(Daemon *d, const char *prefix, unsigned corrected, con
                    n == 1 ? "" : "s", corrected, audit ? "drifted" : "corrected", when);
 }
 
+/* A file unlinked and recreated (fixture trees, a swapped mount) is reopened by path. */
+static void close_stale_handles(Daemon *d) {
+        for (size_t i = 0; i < d->policy->n_knobs; i++)
+                if (sysfs_handle_is_stale(&d->knobs[i].file))
+                        sysfs_handle_close(&d->knobs[i].file);
+}
+
 static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
         size_t readded;
@@ -436,10 +443,12 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
                           readded == 1 ? "" : "es");
                 d->watch_lost_logged = false;
         }
-        /* The safety net: a file unlinked and recreated (fixture trees) is reopened by path. */
-        for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (sysfs_handle_is_stale(&d->knobs[i].file))
-                        sysfs_handle_close(&d->knobs[i].file);
+        /*
+         * While every directory is watched, IN_CREATE/IN_DELETE close a file
+         * that was replaced; without a watch, nothing tells us, so look.
+         */
+        if (readded > 0 || watches_lost(d->watches) > 0)
+                close_stale_handles(d);
         check_all(d, TRIGGER_RECHECK);
         sd_event_source_set_time_relative(s, (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC);
         sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -460,66 +469,72 @@ static void close_dir_handles(Daemon *d, const char *rel) {
         }
 }
 
+/* Marks the knobs one event concerns as pending. Returns true on a queue overflow. */
+static bool note_thp_event(Daemon *d, const struct inotify_event *ev, bool *pending) {
+        WatchDir *dir;
+
+        if (ev->mask & IN_Q_OVERFLOW)
+                return true;
+        dir = watches_find(d->watches, ev->wd);
+        if (!dir)
+                return false;
+        if (ev->mask & IN_IGNORED) {
+                /* The directory went away (or was unmounted): the recheck re-adds it. */
+                dir->wd = -1;
+                close_dir_handles(d, dir->rel);
+                if (!d->watch_lost_logged)
+                        log_plain(
+                            &d->log, LOG_WARNING,
+                            "lost the inotify watch on %s/%s; relying on the %us recheck until it can be "
+                            "re-added",
+                            d->sysfs->thp_dir, dir->rel, d->policy->recheck_interval_sec);
+                d->watch_lost_logged = true;
+                return false;
+        }
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                char rel[KNOB_PATH_MAX];
+                const char *name;
+
+                knob_path_split(d->policy->knobs[i].path, rel, sizeof(rel), &name);
+                if (strcmp(rel, dir->rel) != 0 ||
+                    !(ev->len == 0 || ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF) ||
+                      strcmp(ev->name, name) == 0))
+                        continue;
+                /* A file that came or went is a new inode: read it by path again. */
+                if (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF))
+                        sysfs_handle_close(&d->knobs[i].file);
+                pending[i] = true;
+        }
+        return false;
+}
+
 static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
         Daemon *d = userdata;
         bool pending[d->policy->n_knobs + 1], overflow = false;
+        ssize_t n;
 
         memset(pending, 0, sizeof(pending));
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof(buf));
+        /*
+         * One read per wakeup, not a read until EAGAIN: the source is
+         * level-triggered, so whatever is left wakes us again at once, and a
+         * drift costs one syscall less before the correction.
+         */
+        do
+                n = read(fd, buf, sizeof(buf));
+        while (n < 0 && errno == EINTR);
+        for (char *p = buf; n > 0 && p < buf + n;) {
+                const struct inotify_event *ev = (const struct inotify_event *)p;
 
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break; /* EAGAIN: drained */
-                }
-                for (char *p = buf; p < buf + n;) {
-                        const struct inotify_event *ev = (const struct inotify_event *)p;
-                        WatchDir *dir;
-
-                        p += sizeof(*ev) + ev->len;
-                        if (ev->mask & IN_Q_OVERFLOW) {
-                                overflow = true;
-                                continue;
-                        }
-                        dir = watches_find(d->watches, ev->wd);
-                        if (!dir)
-                                continue;
-                        if (ev->mask & IN_IGNORED) {
-                                /* The directory went away (or was unmounted): the recheck re-adds it. */
-                                dir->wd = -1;
-                                close_dir_handles(d, dir->rel);
-                                if (!d->watch_lost_logged)
-                                        log_plain(
-                                            &d->log, LOG_WARNING,
-                                            "lost the inotify watch on %s/%s; relying on the %us recheck "
-                                            "until it can be re-added",
-                                            d->sysfs->thp_dir, dir->rel, d->policy->recheck_interval_sec);
-                                d->watch_lost_logged = true;
-                                continue;
-                        }
-                        for (size_t i = 0; i < d->policy->n_knobs; i++) {
-                                char rel[KNOB_PATH_MAX];
-                                const char *name;
-
-                                knob_path_split(d->policy->knobs[i].path, rel, sizeof(rel), &name);
-                                if (strcmp(rel, dir->rel) != 0 ||
-                                    !(ev->len == 0 || ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF) ||
-                                      strcmp(ev->name, name) == 0))
-                                        continue;
-                                /* A file that came or went is a new inode: read it by path again. */
-                                if (ev->mask &
-                                    (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF))
-                                        sysfs_handle_close(&d->knobs[i].file);
-                                pending[i] = true;
-                        }
-                }
+                p += sizeof(*ev) + ev->len;
+                overflow |= note_thp_event(d, ev, pending);
         }
 
         if (overflow) {
                 log_plain(&d->log, LOG_WARNING, "inotify queue overflowed; rechecking every knob");
                 d->rechecks++;
+                /* The lost events may have said that a file was replaced. */
+                close_stale_handles(d);
                 check_all(d, TRIGGER_RECHECK);
                 d->metrics_dirty = true;
                 metrics_update(d);

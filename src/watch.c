@@ -102,6 +102,14 @@ size_t watches_readd(Watches *w, const Sysfs *s) {
         return added;
 }
 
+size_t watches_lost(const Watches *w) {
+        size_t lost = 0;
+
+        for (size_t i = 0; i < w->n_dirs; i++)
+                lost += w->dirs[i].wd < 0;
+        return lost;
+}
+
 WatchDir *watches_find(Watches *w, int wd) {
         for (size_t i = 0; i < w->n_dirs; i++)
                 if (w->dirs[i].wd == wd)

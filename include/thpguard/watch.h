@@ -38,6 +38,9 @@ size_t watches_sync(Watches *w, const Sysfs *s, const Policy *p);
 /* Tries again to watch every lost directory; returns how many were re-added. */
 size_t watches_readd(Watches *w, const Sysfs *s);
 
+/* How many directories are not watched right now. */
+size_t watches_lost(const Watches *w);
+
 WatchDir *watches_find(Watches *w, int wd);
 
 /* Splits a knob path into its directory ("" or "khugepaged") and file name. */
