@@ -3,25 +3,31 @@
  * thpguard-bench THPGUARDD [IDLE_SECONDS]
  *
  * Measures the daemon on this machine's real THP sysfs and prints figures;
- * it asserts nothing. Needs root; saves and restores `enabled` and `defrag`, and holds
- * the same lock as the real-sysfs tests.
+ * it asserts nothing. Needs root; saves and restores every knob its policies
+ * manage, and holds the same lock as the real-sysfs tests.
  *
- *  - exec -> READY=1, through our own NOTIFY_SOCKET;
- *  - drift latency: 1000 foreign writes to `enabled`, each timed until the
- *    file reads the policy's value again (fight protection off);
- *  - CPU per full recheck, from /proc/PID/schedstat over 10 s of 1 s rechecks;
+ *  - exec -> READY=1 over 20 starts, through our own NOTIFY_SOCKET, beside
+ *    the floor: this program re-executed to do nothing but send READY=1;
+ *  - drift latency: 1000 foreign writes per knob, each timed until the file
+ *    reads the policy's value again (fight protection off);
+ *  - CPU per full recheck: the work alone (10,000 rechecks in this process
+ *    through the daemon's own read-and-compare), and per recheck wakeup of
+ *    the daemon from /proc/PID/schedstat, beside the floor: an sd-event
+ *    loop whose 1 s timer does nothing;
  *  - wakeups while idle (context switches over IDLE_SECONDS, default 60);
  *  - peak RSS (VmHWM);
  *  - a writer looping flat out for 10 s: daemon CPU and log lines.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,9 +36,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#define THP     "/sys/kernel/mm/transparent_hugepage"
-#define ENABLED THP "/enabled"
-#define DRIFTS  1000
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "thpguard/compliance.h"
+#include "thpguard/diag.h"
+#include "thpguard/policy.h"
+#include "thpguard/sysfs.h"
+
+#define THP                 "/sys/kernel/mm/transparent_hugepage"
+#define ENABLED             THP "/enabled"
+#define DRIFTS              1000
+#define STARTS              20
+#define RECHECKS_IN_PROCESS 10000
 
 static char dir[] = "/tmp/thpguard-bench-XXXXXX";
 
@@ -51,14 +67,18 @@ static void write_word(const char *path, const char *w) {
         close(fd);
 }
 
-/* The bracketed word of a choice file, read through an open fd. */
+/* The bracketed word of a choice file, or the number in a numeric one, read through an open fd. */
 static void read_active(int fd, char *out, size_t size) {
         char buf[256], *a, *b;
         ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
         buf[n > 0 ? n : 0] = '\0';
         a = strchr(buf, '[');
         b = a ? strchr(a, ']') : NULL;
-        if (!a || !b) {
+        if (!a) {
+                snprintf(out, size, "%.*s", (int)strcspn(buf, "\n"), buf);
+                return;
+        }
+        if (!b) {
                 out[0] = '\0';
                 return;
         }
@@ -77,13 +97,13 @@ static void write_policy(const char *text) {
 
 static int notify_fd = -1;
 
-static pid_t start_daemon(const char *bin, const char *logname, uint64_t *ret_ready_ns) {
-        char conf[256], sock[100], log[256], buf[512];
+/* Starts argv with stderr to DIR/logname and waits for its READY=1 on our NOTIFY_SOCKET. */
+static pid_t start_argv(char *const argv[], const char *logname, uint64_t *ret_ready_ns) {
+        char sock[100], log[256], buf[512];
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         uint64_t t0;
         pid_t pid;
 
-        snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
         snprintf(sock, sizeof(sock), "%s/notify", dir);
         snprintf(log, sizeof(log), "%s/%s", dir, logname);
         if (notify_fd < 0) {
@@ -98,7 +118,7 @@ static pid_t start_daemon(const char *bin, const char *logname, uint64_t *ret_re
                 int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
                 dup2(fd, 2);
                 setenv("NOTIFY_SOCKET", sock, 1);
-                execl(bin, bin, "--config", conf, "--log-target=console", (char *)NULL);
+                execv(argv[0], argv);
                 _exit(127);
         }
         for (;;) {
@@ -111,6 +131,14 @@ static pid_t start_daemon(const char *bin, const char *logname, uint64_t *ret_re
         }
         *ret_ready_ns = now_ns() - t0;
         return pid;
+}
+
+static pid_t start_daemon(const char *bin, const char *logname, uint64_t *ret_ready_ns) {
+        char conf[256];
+
+        snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
+        return start_argv((char *const[]){ (char *)bin, "--config", conf, "--log-target=console", NULL },
+                          logname, ret_ready_ns);
 }
 
 static void stop_daemon(pid_t pid) {
@@ -151,18 +179,94 @@ static long wakeups(pid_t pid) {
                status_field(pid, "nonvoluntary_ctxt_switches:");
 }
 
-/* What one timer wakeup with no work costs this process here: the floor under a recheck. */
-static double bare_wakeup_cpu_us(void) {
-        uint64_t c0 = cpu_ns(getpid()), c1;
-        for (int i = 0; i < 20; i++)
-                usleep(50000);
-        c1 = cpu_ns(getpid());
-        return (double)(c1 - c0) / 20 / 1e3;
+/* The floors, run as this program re-executed: what the daemon costs at least here. */
+static int on_floor_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        sd_event_source_set_time_relative(s, 1000000);
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int run_floor(const char *what) {
+        sd_event *e = NULL;
+
+        if (strcmp(what, "--floor-ready") == 0) {
+                sd_notify(0, "READY=1");
+                pause();
+                return 0;
+        }
+        /* --floor-timer: the daemon's recheck timer (1 s, 100 ms accuracy) with no recheck in it. */
+        if (sd_event_default(&e) < 0 ||
+            sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 1000000, 100000, on_floor_timer, NULL) < 0)
+                return 1;
+        sd_notify(0, "READY=1");
+        return sd_event_loop(e) < 0;
+}
+
+/*
+ * The work of one full recheck without the wakeup around it: every knob of
+ * the policy read through a kept-open handle and compared, as on_recheck
+ * does through check_knob() when nothing drifted.
+ */
+static double recheck_work_us(const char *conf) {
+        _cleanup_diag_ Diag diag = {};
+        _cleanup_policy_ Policy *p = NULL;
+        _cleanup_sysfs_ Sysfs *s = NULL;
+        SysfsHandle h[16];
+        struct timespec a, b;
+        uint64_t ptes_max;
+
+        if (policy_load(conf, &diag, &p) < 0 || p->n_knobs > 16 || sysfs_new("/sys", &s) < 0 ||
+            sysfs_read_ptes_max(s, &ptes_max) < 0) {
+                diag_print(&diag, stderr);
+                return -1;
+        }
+        for (size_t i = 0; i < p->n_knobs; i++)
+                h[i] = SYSFS_HANDLE_CLOSED;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+        for (int n = 0; n < RECHECKS_IN_PROCESS; n++)
+                for (size_t i = 0; i < p->n_knobs; i++) {
+                        KnobStatus st;
+                        knob_status_read(s, &p->knobs[i], &h[i], ptes_max, &st);
+                        if (st.state != KNOB_STATE_OK)
+                                fprintf(stderr, "recheck: %s is %s\n", p->knobs[i].path,
+                                        knob_state_to_string(st.state)),
+                                    exit(1);
+                }
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+        for (size_t i = 0; i < p->n_knobs; i++)
+                sysfs_handle_close(&h[i]);
+        return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) /
+               RECHECKS_IN_PROCESS / 1e3;
 }
 
 static int cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
         return x < y ? -1 : x > y;
+}
+
+/* exec -> READY=1 over STARTS starts of argv, sorted into ret (ns). */
+static void ready_times(char *const argv[], uint64_t ret[STARTS]) {
+        for (int i = 0; i < STARTS; i++) {
+                pid_t pid = start_argv(argv, "ready.log", &ret[i]);
+                stop_daemon(pid);
+        }
+        qsort(ret, STARTS, sizeof(ret[0]), cmp_u64);
+}
+
+static void drain(int ino) {
+        char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+        while (read(ino, events, sizeof(events)) > 0)
+                ;
+}
+
+/* Blocks until the file may have changed (our own watch, so the observer never competes for a CPU). */
+static void wait_modify(int ino, uint64_t t0) {
+        char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        uint64_t elapsed_ms = (now_ns() - t0) / 1000000u;
+        struct pollfd pfd = { .fd = ino, .events = POLLIN };
+
+        if (elapsed_ms < 1000 && poll(&pfd, 1, (int)(1000 - elapsed_ms)) > 0)
+                (void)!read(ino, events, sizeof(events));
 }
 
 static long count_lines(const char *logname) {
@@ -179,12 +283,25 @@ static long count_lines(const char *logname) {
         return n;
 }
 
-static char saved[32], saved_defrag[32];
+/* Every knob a policy below manages, saved at start and written back at exit. */
+static const char *const touched[] = { ENABLED, THP "/defrag", THP "/khugepaged/defrag",
+                                       THP "/khugepaged/pages_to_scan", THP "/khugepaged/max_ptes_none" };
+static char saved[sizeof(touched) / sizeof(touched[0])][32];
+
+static void save(void) {
+        for (size_t i = 0; i < sizeof(touched) / sizeof(touched[0]); i++) {
+                int fd = open(touched[i], O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        perror(touched[i]), exit(1);
+                read_active(fd, saved[i], sizeof(saved[i]));
+                close(fd);
+        }
+}
+
 static void restore(void) {
-        if (saved[0])
-                write_word(ENABLED, saved);
-        if (saved_defrag[0])
-                write_word(THP "/defrag", saved_defrag);
+        for (size_t i = 0; i < sizeof(touched) / sizeof(touched[0]); i++)
+                if (saved[i][0])
+                        write_word(touched[i], saved[i]);
 }
 
 static void print_machine(void) {
@@ -204,12 +321,14 @@ static void print_machine(void) {
 }
 
 int main(int argc, char **argv) {
-        uint64_t lat[DRIFTS], lat_ret[DRIFTS], ready_ns, c0, c1;
-        int idle_seconds = argc > 2 ? atoi(argv[2]) : 60, lock, fd;
-        char cur[32];
-        long w0, w1, lines;
-        pid_t pid;
+        uint64_t lat[DRIFTS], lat_ret[DRIFTS], ready[STARTS], floor_ready[STARTS], ready_ns, c0, c1, f0, f1;
+        int idle_seconds = argc > 2 ? atoi(argv[2]) : 60, lock;
+        char conf[256], cur[32];
+        long w0, w1, fw0, fw1, lines;
+        pid_t pid, floor_pid;
 
+        if (argc > 1 && strncmp(argv[1], "--floor-", 8) == 0)
+                return run_floor(argv[1]);
         if (argc < 2) {
                 fprintf(stderr, "usage: thpguard-bench THPGUARDD [IDLE_SECONDS]\n");
                 return 2;
@@ -217,19 +336,10 @@ int main(int argc, char **argv) {
         setvbuf(stdout, NULL, _IOLBF, 0);
         if (!mkdtemp(dir))
                 return perror("mkdtemp"), 1;
+        snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
         lock = open("/tmp/thpguard-real-sysfs.lock", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         flock(lock, LOCK_EX);
-        fd = open(ENABLED, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return perror(ENABLED), 1;
-        read_active(fd, saved, sizeof(saved));
-        {
-                int dfd = open(THP "/defrag", O_RDONLY | O_CLOEXEC);
-                if (dfd >= 0) {
-                        read_active(dfd, saved_defrag, sizeof(saved_defrag));
-                        close(dfd);
-                }
-        }
+        save();
         atexit(restore);
         print_machine();
 
@@ -238,8 +348,14 @@ int main(int argc, char **argv) {
         write_word(THP "/defrag", "madvise");
         write_policy("recheck_interval = 30; fight_threshold = 0;\nthp = { enabled = \"madvise\"; defrag = "
                      "\"madvise\"; };\n");
+        ready_times((char *const[]){ argv[1], "--config", conf, "--log-target=console", NULL }, ready);
+        ready_times((char *const[]){ "/proc/self/exe", "--floor-ready", NULL }, floor_ready);
+        printf("exec -> READY=1 over %d starts: min %.2f ms, median %.2f ms, max %.2f ms; "
+               "a program that only sends READY=1: median %.2f ms\n",
+               STARTS, ready[0] / 1e6, ready[STARTS / 2] / 1e6, ready[STARTS - 1] / 1e6,
+               floor_ready[STARTS / 2] / 1e6);
+
         pid = start_daemon(argv[1], "latency.log", &ready_ns);
-        printf("exec -> READY=1: %.2f ms\n", (double)ready_ns / 1e6);
         /*
          * Two knobs: `enabled` (the kernel's own write path is slow: it recomputes
          * min_free_kbytes, so both the foreign write and ours cost ~100 us) and
@@ -251,23 +367,38 @@ int main(int argc, char **argv) {
         } drift[] = { { ENABLED, "always", "madvise" }, { THP "/defrag", "always", "madvise" } };
         for (size_t k = 0; k < 2; k++) {
                 int kfd = open(drift[k].path, O_RDONLY | O_CLOEXEC);
+                int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+                if (kfd < 0 || ino < 0 || inotify_add_watch(ino, THP, IN_MODIFY) < 0)
+                        return perror(drift[k].path), 1;
                 for (int i = 0; i < DRIFTS; i++) {
                         /*
                          * Timed from the write() call: the daemon wakes inside the
                          * foreign write syscall (fsnotify) and may finish before it
                          * returns to us. From the return is printed too.
+                         *
+                         * The observer sleeps on its own inotify watch between reads
+                         * instead of spinning: a spinning reader on the daemon's CPU
+                         * holds it for a whole scheduler slice (1-5 ms here), which
+                         * would time the observer, not the daemon. Its own wakeup is
+                         * counted in, so the figure errs high.
                          */
                         uint64_t t0 = now_ns(), t1, t2;
                         write_word(drift[k].path, drift[k].foreign);
                         t1 = now_ns();
-                        do
+                        for (;;) {
                                 read_active(kfd, cur, sizeof(cur));
-                        while (strcmp(cur, drift[k].desired) != 0 && now_ns() - t0 < 1000000000u);
+                                if (strcmp(cur, drift[k].desired) == 0 || now_ns() - t0 >= 1000000000u)
+                                        break;
+                                wait_modify(ino, t0);
+                        }
                         t2 = now_ns();
                         lat[i] = t2 - t0;
                         lat_ret[i] = t2 - t1;
                         usleep(200); /* a drift, not a flood: keep below the inotify rate limit */
+                        drain(ino);  /* the events of this drift's two writes */
                 }
+                close(ino);
                 close(kfd);
                 qsort(lat, DRIFTS, sizeof(lat[0]), cmp_u64);
                 qsort(lat_ret, DRIFTS, sizeof(lat_ret[0]), cmp_u64);
@@ -283,17 +414,29 @@ int main(int argc, char **argv) {
         }
         stop_daemon(pid);
 
-        /* Recheck cost: 1 s rechecks of a policy managing every top-level and khugepaged knob. */
+        /*
+         * Recheck cost, 1 s rechecks of a policy managing every top-level and
+         * khugepaged knob: the work alone, then the daemon per wakeup (nothing
+         * else wakes it here) beside an sd-event timer that does nothing.
+         */
         write_policy("recheck_interval = 1;\nthp = { enabled = \"madvise\"; defrag = \"madvise\";\n"
                      "  khugepaged = { defrag = true; pages_to_scan = 4096; max_ptes_none = 511; }; };\n");
-        pid = start_daemon(argv[1], "recheck.log", &ready_ns);
-        c0 = cpu_ns(pid);
-        sleep(10);
-        c1 = cpu_ns(pid);
-        printf("CPU per full recheck (5 knobs, incl. timer wakeup): %.1f us (10 rechecks); "
-               "a bare timer wakeup with no work costs %.1f us here\n",
-               (c1 - c0) / 10 / 1e3, bare_wakeup_cpu_us());
+        pid = start_daemon(argv[1], "recheck.log", &ready_ns); /* it corrects what differs at startup */
+        printf("CPU per full recheck of 5 knobs, the work alone: %.1f us (%d rechecks in process)\n",
+               recheck_work_us(conf), RECHECKS_IN_PROCESS);
+        floor_pid =
+            start_argv((char *const[]){ "/proc/self/exe", "--floor-timer", NULL }, "floor.log", &ready_ns);
+        c0 = cpu_ns(pid), w0 = wakeups(pid);
+        f0 = cpu_ns(floor_pid), fw0 = wakeups(floor_pid);
+        sleep(20);
+        c1 = cpu_ns(pid), w1 = wakeups(pid);
+        f1 = cpu_ns(floor_pid), fw1 = wakeups(floor_pid);
+        printf("CPU per recheck wakeup of the daemon: %.1f us (%ld wakeups in 20 s); "
+               "an sd-event timer wakeup with no work: %.1f us (%ld wakeups)\n",
+               w1 > w0 ? (double)(c1 - c0) / (double)(w1 - w0) / 1e3 : 0.0, w1 - w0,
+               fw1 > fw0 ? (double)(f1 - f0) / (double)(fw1 - fw0) / 1e3 : 0.0, fw1 - fw0);
         printf("peak RSS (VmHWM): %ld kB\n", status_field(pid, "VmHWM:"));
+        stop_daemon(floor_pid);
         stop_daemon(pid);
 
         /* Idle: only the recheck timer should wake us. */
