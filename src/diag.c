@@ -25,7 +25,8 @@ void diag_add(Diag *d, DiagLevel level, const char *file, unsigned line, const c
         va_end(ap);
 
         if (line > 0)
-                r = asprintf(&text, "%s:%u: %s%s", file, line, level == DIAG_WARNING ? "warning: " : "", msg);
+                r = asprintf(&text, "%s:%u: %s%s", file, line, level == DIAG_WARNING ? "warning: " : "",
+                             msg);
         else
                 r = asprintf(&text, "%s: %s%s", file, level == DIAG_WARNING ? "warning: " : "", msg);
         if (r < 0)

@@ -10,9 +10,13 @@
 /* Vocabularies as documented in Documentation/admin-guide/mm/transhuge.rst. */
 static const char *const enabled_words[] = { "always", "madvise", "never", NULL };
 static const char *const defrag_words[] = { "always", "defer", "defer+madvise", "madvise", "never", NULL };
-static const char *const shmem_words[] = { "always", "within_size", "advise", "never", "deny", "force", NULL };
+static const char *const shmem_words[] = {
+        "always", "within_size", "advise", "never", "deny", "force", NULL
+};
 static const char *const size_enabled_words[] = { "always", "inherit", "madvise", "never", NULL };
-static const char *const size_shmem_words[] = { "always", "inherit", "within_size", "advise", "never", NULL };
+static const char *const size_shmem_words[] = {
+        "always", "inherit", "within_size", "advise", "never", NULL
+};
 
 static const KnobSpec top_specs[] = {
         { "enabled", "enabled", KNOB_CHOICE, enabled_words, 0, KNOB_BOUND_NONE },

@@ -41,8 +41,10 @@ int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatu
                         return -ENOMEM;
                 json_object_object_add(row, "knob", json_object_new_string(p->knobs[i].path));
                 json_object_object_add(row, "desired", json_object_new_string(p->knobs[i].desired));
-                json_object_object_add(row, "actual", st->actual[0] ? json_object_new_string(st->actual) : NULL);
-                json_object_object_add(row, "state", json_object_new_string(knob_state_to_string(st->state)));
+                json_object_object_add(row, "actual",
+                                       st->actual[0] ? json_object_new_string(st->actual) : NULL);
+                json_object_object_add(row, "state",
+                                       json_object_new_string(knob_state_to_string(st->state)));
                 if (st->reason[0])
                         json_object_object_add(row, "reason", json_object_new_string(st->reason));
                 json_object_array_add(knobs, row);
@@ -52,6 +54,8 @@ int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatu
         json_object_object_add(root, "compliant", json_object_new_boolean(compliant));
         json_object_object_add(root, "knobs", knobs);
 
-        fprintf(f, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        fprintf(f, "%s\n",
+                json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
         return 0;
 }

@@ -35,7 +35,6 @@ enum {
 
 /* ---- read a /proc or /sys file below a root ----------------------------- */
 
-
 /* ---- node state --------------------------------------------------------- */
 
 typedef enum CtlKnobState {

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include "ctl.h"
-#include "thpguard/fileio.h"
 #include "thpguard/diag.h"
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
 

@@ -48,7 +48,8 @@ static void test_unsupported(void **state) {
         st = eval(&k, 0, "[always] madvise never\n", PTES_MAX_UNKNOWN);
         assert_int_equal(st.state, KNOB_STATE_UNSUPPORTED);
         assert_string_equal(st.actual, "always");
-        assert_string_equal(st.reason, "\"defer+madvise\" is not offered by this kernel (offers: always madvise never)");
+        assert_string_equal(
+            st.reason, "\"defer+madvise\" is not offered by this kernel (offers: always madvise never)");
 
         st = eval(&k, -ENOENT, NULL, PTES_MAX_UNKNOWN);
         assert_int_equal(st.state, KNOB_STATE_UNSUPPORTED);

@@ -37,7 +37,7 @@ static void test_choice_hostile(void **state) {
         KnobValue v = { .active = "untouched" };
         char junk[4096];
 
-        assert_int_equal(PARSE(KNOB_CHOICE, "always madvise never\n", &v), -EBADMSG);   /* no brackets */
+        assert_int_equal(PARSE(KNOB_CHOICE, "always madvise never\n", &v), -EBADMSG);     /* no brackets */
         assert_int_equal(PARSE(KNOB_CHOICE, "[always] [madvise] never\n", &v), -EBADMSG); /* two */
         assert_int_equal(PARSE(KNOB_CHOICE, "", &v), -EBADMSG);
         assert_int_equal(PARSE(KNOB_CHOICE, "\n", &v), -EBADMSG);

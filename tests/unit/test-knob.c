@@ -90,7 +90,8 @@ static void test_path_join(void **state) {
         assert_string_equal(buf, "/host/sys/kernel/mm");
         assert_int_equal(path_join_root("/", "proc/1/status", buf, sizeof(buf)), 0);
         assert_string_equal(buf, "/proc/1/status");
-        assert_int_equal(path_join_root("/x", "0123456789012345678901234567890123456789012345678901234567890", buf,
+        assert_int_equal(path_join_root("/x",
+                                        "0123456789012345678901234567890123456789012345678901234567890", buf,
                                         sizeof(buf)),
                          -ENAMETOOLONG);
 }
