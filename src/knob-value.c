@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "thpguard/number.h"
+
 /*
  * What the kernel prints (6.18, this is a real read):
  *
@@ -40,25 +42,13 @@ static bool is_word_char(char c) {
 }
 
 int knob_value_parse_u64(const char *buf, size_t len, uint64_t *ret) {
-        uint64_t v = 0;
         size_t n;
         int r;
 
         r = trim_line(buf, len, &n);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++) {
-                unsigned digit;
-
-                if (buf[i] < '0' || buf[i] > '9')
-                        return -EBADMSG;
-                digit = (unsigned)(buf[i] - '0');
-                if (v > (UINT64_MAX - digit) / 10)
-                        return -EBADMSG;
-                v = v * 10 + digit;
-        }
-        *ret = v;
-        return 0;
+        return number_parse_u64(buf, n, ret);
 }
 
 static int parse_choices(const char *buf, size_t len, KnobValue *ret) {

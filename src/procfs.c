@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "thpguard/macro.h"
+#include "thpguard/number.h"
 
 /*
  * Everything the kernel prints in these files is lines. A read that was cut
@@ -47,26 +48,6 @@ static bool is_digit(char c) {
         return c >= '0' && c <= '9';
 }
 
-/* Decimal digits, all of s[0..n), no sign, no overflow. */
-static int parse_u64(const char *s, size_t n, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (n == 0)
-                return -EBADMSG;
-        for (size_t i = 0; i < n; i++) {
-                unsigned d;
-
-                if (!is_digit(s[i]))
-                        return -EBADMSG;
-                d = (unsigned)(s[i] - '0');
-                if (v > (UINT64_MAX - d) / 10)
-                        return -EBADMSG;
-                v = v * 10 + d;
-        }
-        *ret = v;
-        return 0;
-}
-
 /* "   1234 kB" or "   0": blanks, digits, an optional " kB", nothing else. */
 static int parse_kb_value(const char *s, size_t n, uint64_t *ret) {
         size_t i = 0, start;
@@ -80,7 +61,7 @@ static int parse_kb_value(const char *s, size_t n, uint64_t *ret) {
                 return -EBADMSG;
         if (i < n && !(n - i == 3 && memcmp(s + i, " kB", 3) == 0))
                 return -EBADMSG;
-        return parse_u64(s + start, i - start, ret);
+        return number_parse_u64(s + start, i - start, ret);
 }
 
 /* Splits "Key:<value>"; false if the line has no colon. */
@@ -127,6 +108,40 @@ static int kb_fields_apply(const KbField *fields, size_t n_fields, bool *seen, v
                 seen[i] = true;
                 memcpy((char *)dest + fields[i].offset, &v, sizeof(v));
                 return 0;
+        }
+        return 0;
+}
+
+/* Every field of the table starts unknown: a line the file lacks must not read as 0. */
+static void kb_fields_init(const KbField *fields, size_t n_fields, void *dest) {
+        const uint64_t unknown = PROCFS_UNKNOWN;
+
+        for (size_t i = 0; i < n_fields; i++)
+                memcpy((char *)dest + fields[i].offset, &unknown, sizeof(unknown));
+}
+
+/*
+ * Applies the remaining "Key: value" lines of lr to the table. A line
+ * without a colon is skipped, or refused where every line must have one.
+ */
+static int kb_fields_parse(LineReader *lr, const KbField *fields, size_t n_fields, void *dest,
+                           bool colon_required) {
+        bool seen[n_fields];
+        const char *line, *key, *value;
+        size_t line_len, key_len, value_len;
+
+        memset(seen, 0, sizeof(seen));
+        while (lines_next(lr, &line, &line_len)) {
+                int r;
+
+                if (!split_key(line, line_len, &key, &key_len, &value, &value_len)) {
+                        if (colon_required)
+                                return -EBADMSG;
+                        continue;
+                }
+                r = kb_fields_apply(fields, n_fields, seen, dest, key, key_len, value, value_len);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -201,35 +216,17 @@ int procfs_parse_meminfo(const char *buf, size_t len, ProcMeminfo *ret) {
                 { "FilePmdMapped", offsetof(ProcMeminfo, file_pmd_mapped_kb) },
                 { "Hugepagesize", offsetof(ProcMeminfo, hugepagesize_kb) },
         };
-        ProcMeminfo m = {
-                .mem_total_kb = PROCFS_UNKNOWN,
-                .mem_free_kb = PROCFS_UNKNOWN,
-                .mem_available_kb = PROCFS_UNKNOWN,
-                .anon_pages_kb = PROCFS_UNKNOWN,
-                .shmem_kb = PROCFS_UNKNOWN,
-                .anon_huge_pages_kb = PROCFS_UNKNOWN,
-                .shmem_huge_pages_kb = PROCFS_UNKNOWN,
-                .shmem_pmd_mapped_kb = PROCFS_UNKNOWN,
-                .file_huge_pages_kb = PROCFS_UNKNOWN,
-                .file_pmd_mapped_kb = PROCFS_UNKNOWN,
-                .hugepagesize_kb = PROCFS_UNKNOWN,
-        };
-        bool seen[ELEMENTSOF(fields)] = {};
-        const char *line, *key, *value;
-        size_t line_len, key_len, value_len;
+        ProcMeminfo m = {};
         LineReader lr;
         int r;
 
+        kb_fields_init(fields, ELEMENTSOF(fields), &m);
         r = lines_begin(buf, len, &lr);
         if (r < 0)
                 return r;
-        while (lines_next(&lr, &line, &line_len)) {
-                if (!split_key(line, line_len, &key, &key_len, &value, &value_len))
-                        continue;
-                r = kb_fields_apply(fields, ELEMENTSOF(fields), seen, &m, key, key_len, value, value_len);
-                if (r < 0)
-                        return r;
-        }
+        r = kb_fields_parse(&lr, fields, ELEMENTSOF(fields), &m, false);
+        if (r < 0)
+                return r;
         if (m.mem_total_kb == PROCFS_UNKNOWN)
                 return -EBADMSG;
         *ret = m;
@@ -322,7 +319,7 @@ int procfs_parse_vmstat(const char *buf, size_t len, ProcVmstat *ret) {
                 if (!procfs_vmstat_is_thp_counter(line, name_len))
                         continue;
                 if (!sp || !is_counter_name(line, name_len) ||
-                    parse_u64(sp + 1, line_len - name_len - 1, &value) < 0) {
+                    number_parse_u64(sp + 1, line_len - name_len - 1, &value) < 0) {
                         free(v);
                         return -EBADMSG;
                 }
@@ -394,21 +391,13 @@ int procfs_parse_smaps_rollup(const char *buf, size_t len, ProcSmapsRollup *ret)
                 { "FilePmdMapped", offsetof(ProcSmapsRollup, file_pmd_mapped_kb) },
                 { "Swap", offsetof(ProcSmapsRollup, swap_kb) },
         };
-        ProcSmapsRollup s = {
-                .rss_kb = PROCFS_UNKNOWN,
-                .pss_kb = PROCFS_UNKNOWN,
-                .anon_huge_pages_kb = PROCFS_UNKNOWN,
-                .anonymous_kb = PROCFS_UNKNOWN,
-                .shmem_pmd_mapped_kb = PROCFS_UNKNOWN,
-                .file_pmd_mapped_kb = PROCFS_UNKNOWN,
-                .swap_kb = PROCFS_UNKNOWN,
-        };
-        bool seen[ELEMENTSOF(fields)] = {};
-        const char *line, *key, *value;
-        size_t line_len, key_len, value_len;
+        ProcSmapsRollup s = {};
+        const char *line;
+        size_t line_len;
         LineReader lr;
         int r;
 
+        kb_fields_init(fields, ELEMENTSOF(fields), &s);
         r = lines_begin(buf, len, &lr);
         if (r < 0)
                 return r;
@@ -416,13 +405,9 @@ int procfs_parse_smaps_rollup(const char *buf, size_t len, ProcSmapsRollup *ret)
         if (!lines_next(&lr, &line, &line_len) || line_len < 8 ||
             memcmp(line + line_len - 8, "[rollup]", 8) != 0)
                 return -EBADMSG;
-        while (lines_next(&lr, &line, &line_len)) {
-                if (!split_key(line, line_len, &key, &key_len, &value, &value_len))
-                        return -EBADMSG;
-                r = kb_fields_apply(fields, ELEMENTSOF(fields), seen, &s, key, key_len, value, value_len);
-                if (r < 0)
-                        return r;
-        }
+        r = kb_fields_parse(&lr, fields, ELEMENTSOF(fields), &s, true);
+        if (r < 0)
+                return r;
         /* A rollup cut before these lines would read as a process without huge pages. */
         if (s.rss_kb == PROCFS_UNKNOWN || s.pss_kb == PROCFS_UNKNOWN ||
             s.anon_huge_pages_kb == PROCFS_UNKNOWN)
@@ -472,12 +457,8 @@ int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
                 { "RssAnon", offsetof(ProcStatus, rss_anon_kb) },
         };
         ProcStatus s = {
-                .pid = PROCFS_UNKNOWN,
-                .ppid = PROCFS_UNKNOWN,
                 .kthread = -1,
                 .thp_enabled = -1,
-                .vm_rss_kb = PROCFS_UNKNOWN,
-                .rss_anon_kb = PROCFS_UNKNOWN,
         };
         bool seen[ELEMENTSOF(fields)] = {}, have_name = false;
         const char *line, *key, *value;
@@ -485,6 +466,7 @@ int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
         LineReader lr;
         int r;
 
+        kb_fields_init(fields, ELEMENTSOF(fields), &s);
         r = lines_begin(buf, len, &lr);
         if (r < 0)
                 return r;
@@ -623,7 +605,7 @@ static int parse_size_kb(const char *s, size_t n, uint64_t *ret) {
 
         while (digits < n && is_digit(s[digits]))
                 digits++;
-        r = parse_u64(s, digits, &v);
+        r = number_parse_u64(s, digits, &v);
         if (r < 0)
                 return r;
         if (n - digits > 1)

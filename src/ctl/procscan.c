@@ -9,6 +9,7 @@
 #include "ctl.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
+#include "thpguard/number.h"
 
 /* A real smaps_rollup is under 1 kB; four pages is plenty and bounds a planted file. */
 #define ROLLUP_READ_MAX 4096
@@ -17,18 +18,9 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
+/* /proc's PID directories: decimal, no leading zero ("0" is no process either). */
 static bool parse_pid(const char *name, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (!*name || *name == '0')
-                return false;
-        for (const char *p = name; *p; p++) {
-                if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
-                        return false;
-                v = v * 10 + (uint64_t)(*p - '0');
-        }
-        *ret = v;
-        return true;
+        return name[0] != '0' && number_parse_u64(name, strlen(name), ret) == 0;
 }
 
 static int read_status(const char *proc_root, uint64_t pid, ProcStatus *ret) {
