@@ -43,8 +43,10 @@ static int set_mode(CtlThpMode mode) {
         switch (mode) {
         case CTL_THP_DISABLE:
                 if (prctl(PR_SET_THP_DISABLE, 1UL, 0UL, 0UL, 0UL) < 0) {
-                        fprintf(stderr, "thpguardctl: prctl(PR_SET_THP_DISABLE, 1): %s\n", strerror(errno));
-                        return -errno;
+                        int r = -errno;
+
+                        fprintf(stderr, "thpguardctl: prctl(PR_SET_THP_DISABLE, 1): %s\n", strerror(-r));
+                        return r;
                 }
                 want = 1;
                 break;
@@ -75,8 +77,10 @@ static int set_mode(CtlThpMode mode) {
         case CTL_THP_INHERIT:
                 /* arg3 must be 0 when clearing. */
                 if (prctl(PR_SET_THP_DISABLE, 0UL, 0UL, 0UL, 0UL) < 0) {
-                        fprintf(stderr, "thpguardctl: prctl(PR_SET_THP_DISABLE, 0): %s\n", strerror(errno));
-                        return -errno;
+                        int r = -errno;
+
+                        fprintf(stderr, "thpguardctl: prctl(PR_SET_THP_DISABLE, 0): %s\n", strerror(-r));
+                        return r;
                 }
                 want = 0;
                 break;
