@@ -460,11 +460,9 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static void close_dir_handles(Daemon *d, const char *rel) {
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
-                char krel[KNOB_PATH_MAX];
                 const char *name;
 
-                knob_path_split(d->policy->knobs[i].path, krel, sizeof(krel), &name);
-                if (strcmp(krel, rel) == 0)
+                if (knob_in_dir(d->policy->knobs[i].path, rel, &name))
                         sysfs_handle_close(&d->knobs[i].file);
         }
 }
@@ -492,11 +490,9 @@ static bool note_thp_event(Daemon *d, const struct inotify_event *ev, bool *pend
                 return false;
         }
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
-                char rel[KNOB_PATH_MAX];
                 const char *name;
 
-                knob_path_split(d->policy->knobs[i].path, rel, sizeof(rel), &name);
-                if (strcmp(rel, dir->rel) != 0 ||
+                if (!knob_in_dir(d->policy->knobs[i].path, dir->rel, &name) ||
                     !(ev->len == 0 || ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF) ||
                       strcmp(ev->name, name) == 0))
                         continue;

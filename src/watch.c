@@ -31,16 +31,20 @@ Watches *watches_free(Watches *w) {
         return NULL;
 }
 
-void knob_path_split(const char *path, char *ret_dir, size_t size, const char **ret_name) {
+/* The length of a knob path's directory part: 0 for "enabled", 10 for "khugepaged/defrag". */
+static size_t knob_dir_len(const char *path) {
         const char *slash = strrchr(path, '/');
 
-        if (!slash) {
-                snprintf(ret_dir, size, "%s", "");
-                *ret_name = path;
-                return;
-        }
-        snprintf(ret_dir, size, "%.*s", (int)(slash - path), path);
-        *ret_name = slash + 1;
+        return slash ? (size_t)(slash - path) : 0;
+}
+
+bool knob_in_dir(const char *path, const char *rel, const char **ret_name) {
+        size_t len = knob_dir_len(path);
+
+        if (strlen(rel) != len || strncmp(path, rel, len) != 0)
+                return false;
+        *ret_name = len > 0 ? path + len + 1 : path;
+        return true;
 }
 
 static int watch_add(Watches *w, const Sysfs *s, WatchDir *d) {
@@ -62,20 +66,18 @@ size_t watches_sync(Watches *w, const Sysfs *s, const Policy *p) {
         size_t n = 0, failed = 0;
 
         for (size_t i = 0; i < p->n_knobs; i++) {
-                char rel[KNOB_PATH_MAX];
-                const char *name;
+                const char *path = p->knobs[i].path, *name;
                 bool seen = false;
 
-                knob_path_split(p->knobs[i].path, rel, sizeof(rel), &name);
                 for (size_t j = 0; j < n && !seen; j++)
-                        seen = strcmp(dirs[j].rel, rel) == 0;
+                        seen = knob_in_dir(path, dirs[j].rel, &name);
                 if (seen)
                         continue;
                 WatchDir *nd = realloc(dirs, (n + 1) * sizeof(*nd));
                 if (!nd)
                         break;
                 dirs = nd;
-                snprintf(dirs[n].rel, sizeof(dirs[n].rel), "%s", rel);
+                snprintf(dirs[n].rel, sizeof(dirs[n].rel), "%.*s", (int)knob_dir_len(path), path);
                 dirs[n].wd = -1;
                 n++;
         }

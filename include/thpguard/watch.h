@@ -43,8 +43,12 @@ size_t watches_lost(const Watches *w);
 
 WatchDir *watches_find(Watches *w, int wd);
 
-/* Splits a knob path into its directory ("" or "khugepaged") and file name. */
-void knob_path_split(const char *path, char *ret_dir, size_t size, const char **ret_name);
+/*
+ * True if the knob's file lies directly in the directory rel ("" for
+ * transparent_hugepage/ itself, "khugepaged", "hugepages-64kB"); its file
+ * name in *ret_name. No copy: it runs per inotify event.
+ */
+bool knob_in_dir(const char *path, const char *rel, const char **ret_name);
 
 /* The mask we watch: writes, plus files and directories coming and going (fixture trees, hotplug). */
 #define WATCH_MASK                                                                                          \
