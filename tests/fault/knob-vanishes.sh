@@ -14,12 +14,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 fault_no_sysfs
-[ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
-
-ROOT=$(mktemp -d /dev/shm/thpguard-fault.XXXXXX)
-fault_on_exit 'rm -rf "$ROOT"'
-cp -a "$FIXTURES/6.18/." "$ROOT/"
-T=$ROOT/kernel/mm/transparent_hugepage
+fixture_on_tmpfs
 ORIG_ENABLED=$(cat "$T/enabled")
 snapshot() { (cd "$ROOT" && find ./kernel -type f -exec md5sum {} + | sort) >"$WORK/tree.$1"; }
 

@@ -12,6 +12,9 @@
 #   metric NAME [LABELS]      a sample's value in $WORK/m.prom
 #   need CMD [PACKAGE]  skip (77) when a tool is missing
 #   private_ns_ok       skip when no private mount namespace can be made
+#   fixture_on_tmpfs    a private copy of the 6.18 fixture tree on tmpfs as
+#                       $ROOT (removed at exit), $T its THP directory; skips
+#                       where /dev/shm is not a tmpfs
 
 : "${SRCDIR:?SRCDIR is not set: run this test through ctest}"
 : "${THPGUARDD:?THPGUARDD is not set: run this test through ctest}"
@@ -92,4 +95,12 @@ wait_metric_ge() {
                 sleep 0.1
         done
         fail "metric $1{$2} never reached $3 (last: ${v:-absent})"
+}
+
+fixture_on_tmpfs() {
+        [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
+        ROOT=$(mktemp -d /dev/shm/thpguard-fault.XXXXXX)
+        fault_on_exit 'rm -rf "$ROOT"'
+        cp -a "$FIXTURES/6.18/." "$ROOT/"
+        T=$ROOT/kernel/mm/transparent_hugepage
 }

@@ -22,18 +22,11 @@ set -euo pipefail
 fault_no_sysfs
 [ "$(id -u)" = 0 ] || skip "needs root to switch to nobody and to set a sysctl"
 need setpriv util-linux
-[ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
-
-BASE=$(mktemp -d /dev/shm/thpguard-fault.XXXXXX)
-fault_on_exit 'rm -rf "$BASE"'
-chmod 0755 "$BASE"
-ROOT=$BASE/sys
-mkdir "$ROOT"
-cp -a "$FIXTURES/6.18/." "$ROOT/"
-T=$ROOT/kernel/mm/transparent_hugepage
+fixture_on_tmpfs
+chmod 0755 "$ROOT"
 # Where nobody can read the policy and run the daemon, wherever the checkout lives.
-cp "$THPGUARDD" "$BASE/thpguardd"
-POLICY=$BASE/thpguard.conf
+cp "$THPGUARDD" "$ROOT/thpguardd"
+POLICY=$ROOT/thpguard.conf
 write_policy 'recheck_interval = 1; mode = "audit";
 thp = { enabled = "madvise"; defrag = "madvise"; };' "$POLICY"
 grep -q '\[madvise\]' "$T/enabled" && grep -q '\[madvise\]' "$T/defrag" ||
@@ -49,7 +42,7 @@ replace() {
 chmod 0711 "$T"
 fault_on_exit 'chmod 0755 "$T"'
 daemon_start_cmd setpriv --reuid=65534 --regid=65534 --clear-groups \
-        "$BASE/thpguardd" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console
+        "$ROOT/thpguardd" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console
 wait_log 'level=warn msg="could not watch every knob directory; relying on the 1s recheck"' 5
 wait_log 'msg="started: auditing 2 knobs .* 0 drifted at startup"' 5
 

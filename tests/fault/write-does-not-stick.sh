@@ -15,10 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 fault_no_sysfs
-[ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
-ROOT=$(mktemp -d /dev/shm/thpguard-fault.XXXXXX)
-fault_on_exit 'rm -rf "$ROOT"'
-cp -a "$FIXTURES/6.18/." "$ROOT/"
+fixture_on_tmpfs
 
 # The fixture reads "always [madvise] never": policy never.
 write_policy 'recheck_interval = 1;
