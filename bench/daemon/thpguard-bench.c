@@ -41,6 +41,7 @@
 
 #include "thpguard/compliance.h"
 #include "thpguard/diag.h"
+#include "thpguard/event-util.h"
 #include "thpguard/policy.h"
 #include "thpguard/sysfs.h"
 
@@ -181,7 +182,7 @@ static long wakeups(pid_t pid) {
 
 /* The floors, run as this program re-executed: what the daemon costs at least here. */
 static int on_floor_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        sd_event_source_set_time_relative(s, 1000000);
+        event_source_set_time_relative(s, 1000000);
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
@@ -195,7 +196,7 @@ static int run_floor(const char *what) {
         }
         /* --floor-timer: the daemon's recheck timer (1 s, 100 ms accuracy) with no recheck in it. */
         if (sd_event_default(&e) < 0 ||
-            sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 1000000, 100000, on_floor_timer, NULL) < 0)
+            event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 1000000, 100000, on_floor_timer, NULL) < 0)
                 return 1;
         sd_notify(0, "READY=1");
         return sd_event_loop(e) < 0;
