@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include <time.h>
@@ -72,6 +73,7 @@ typedef struct Daemon {
         sd_event_source *recheck_timer, *reload_timer, *backoff_timer;
         sd_event_source *sigterm, *sigint, *sighup;
         bool watch_lost_logged;
+        bool unseen_drift_logged;
 
         uint64_t rechecks;
         uint64_t reloads_ok, reloads_failed;
@@ -113,7 +115,7 @@ static FightConfig fight_config_for(const Policy *p) {
 
 /* Per-knob state for a new policy; counters and fights carry over by knob path. */
 static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime *old, size_t n_old,
-                       KnobRuntime **ret) {
+                       const FightConfig *old_fc, KnobRuntime **ret) {
         KnobRuntime *k = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*k));
 
         if (!k)
@@ -131,6 +133,7 @@ static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime
                         memcpy(k[i].corrections, old[j].corrections, sizeof(k[i].corrections));
                         k[i].failures = old[j].failures;
                         k[i].fights = old[j].fights;
+                        fight_carry_over(&k[i].fight, fc, &old[j].fight, old_fc->threshold);
                 }
         }
         *ret = k;
@@ -435,9 +438,28 @@ static void close_stale_handles(Daemon *d) {
                         sysfs_handle_close(&d->knobs[i].file);
 }
 
+/*
+ * Every directory is watched and no event was queued, yet the recheck found
+ * a drift: no inotify event announced it. The writer went through a sysfs
+ * of another network namespace, which is another superblock (PrivateNetwork=
+ * on systemd >= 254, a container's own /sys). Said once: each such drift
+ * waits for the recheck, and that will not change.
+ */
+static void warn_unseen_drift(Daemon *d) {
+        d->unseen_drift_logged = true;
+        log_plain(&d->log, LOG_WARNING,
+                  "the recheck corrected a drift that no inotify event announced: the writer used a sysfs "
+                  "this watch cannot see (another network namespace's /sys, such as PrivateNetwork=yes "
+                  "on systemd >= 254 or a container's own sysfs), so corrections wait up to %us; run "
+                  "thpguardd in the host's network namespace, or on a bind mount of the host's /sys",
+                  d->policy->recheck_interval_sec);
+}
+
 static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
+        bool all_watched_and_quiet = false;
         size_t readded;
+        int queued = 0;
 
         d->rechecks++;
         readded = watches_readd(d->watches, d->sysfs);
@@ -452,7 +474,12 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
          */
         if (readded > 0 || watches_lost(d->watches) > 0)
                 close_stale_handles(d);
-        check_all(d, TRIGGER_RECHECK);
+        /* Looked at before our own corrections raise IN_MODIFY on the watch. */
+        if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged &&
+            ioctl(d->watches->fd, FIONREAD, &queued) >= 0)
+                all_watched_and_quiet = queued == 0;
+        if (check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
+                warn_unseen_drift(d);
         event_source_set_time_relative(s, (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC);
         sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         /* Every recheck rewrites the file: its age is the liveness signal. */
@@ -568,7 +595,7 @@ static int install_policy(Daemon *d, Policy *p) {
         KnobRuntime *k = NULL;
         int r;
 
-        r = runtime_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &k);
+        r = runtime_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
         runtime_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
