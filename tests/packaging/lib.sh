@@ -64,7 +64,7 @@ pkg_build() {
         exec 8>&-
         case $kind in
         deb) f=$(ls "$dir"/thpguard_*.deb 2>/dev/null || :) ;;
-        rpm) f=$(ls "$dir"/thpguard-[0-9]*.rpm 2>/dev/null | grep -v '\.src\.rpm$' || :) ;;
+        rpm) f=$(find "$dir" -maxdepth 1 -name 'thpguard-[0-9]*.rpm' ! -name '*.src.rpm') ;;
         srpm) f=$(ls "$dir"/thpguard-[0-9]*.src.rpm 2>/dev/null || :) ;;
         esac
         [ -f "$f" ] || pkg_fail "no $kind package in $dir"

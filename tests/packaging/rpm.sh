@@ -28,13 +28,14 @@ $srcfiles"
 srcx=$(mktemp -d "$PKG_WORK/srpm.XXXXXX")
 trap 'rm -rf "$srcx"' EXIT
 rpm2archive - <"$srpm" | tar -C "$srcx" -xzf -
-source0=$(sed -n 's/^Source0:[[:space:]]*//p' "$srcx/thpguard.spec")
-url=$(sed -n 's/^URL:[[:space:]]*//p' "$srcx/thpguard.spec")
-case $source0 in
-https://*/"thpguard-$version.tar.gz" | %{url}/*/%{name}-%{version}.tar.gz) ;;
-*) pkg_fail "Source0 is '$source0', want a URL ending in thpguard-$version.tar.gz" ;;
-esac
+parsed=$(rpmspec -P "$srcx/thpguard.spec")
+source0=$(sed -n 's/^Source0:[[:space:]]*//p' <<<"$parsed")
+url=$(sed -n 's/^URL:[[:space:]]*//p' <<<"$parsed")
 case $url in https://*) ;; *) pkg_fail "URL is '$url', want an https URL" ;; esac
+case $source0 in
+"$url"/*/"thpguard-$version.tar.gz") ;;
+*) pkg_fail "Source0 is '$source0', want a URL under $url ending in thpguard-$version.tar.gz" ;;
+esac
 cmp "$srcx/thpguard.spec" "$SRCDIR/packaging/rpm/thpguard.spec" || pkg_fail "the .src.rpm's spec is not packaging/rpm/thpguard.spec"
 for f in CMakeLists.txt LICENSE README.md packaging/rpm/thpguard.spec; do
         tar -xzOf "$srcx/thpguard-$version.tar.gz" "thpguard-$version/$f" | cmp -s - "$SRCDIR/$f" ||
@@ -103,12 +104,14 @@ debconf=$SRCDIR/packaging/rpm/rpmlint-debian.toml
 rc=0
 out=$(cd "$PKG_WORK" && rpmlint -c "$debconf" -r "$rcfile" "$srpm" "$rpm" 2>&1) || rc=$?
 findings=$(grep -E '^[^ ]+: [EW]: ' <<<"$out" || :)
-[ "$rc" -eq 0 ] && [ -z "$findings" ] || pkg_fail "rpmlint exited $rc; findings no filter explains:
+if [ "$rc" -ne 0 ] || [ -n "$findings" ]; then
+        pkg_fail "rpmlint exited $rc; findings no filter explains:
 $out"
+fi
 # Only the gzip setting, no filters: every finding rpmlint has.
 gzonly=$(mktemp "$PKG_WORK/rpmlint-gz.XXXXXX.toml")
 grep -E '^CompressExtension' "$debconf" >"$gzonly"
-raw=$(cd "$PKG_WORK" && rpmlint -c "$gzonly" "$srpm" "$rpm" 2>&1 | grep -E '^[^ ]+: [EW]: ' || :)
+raw=$(cd "$PKG_WORK" && { rpmlint -c "$gzonly" "$srpm" "$rpm" 2>&1 || :; } | grep -E '^[^ ]+: [EW]: ' || :)
 rm -f "$gzonly"
 stale=$(RAW=$raw python3 - "$rcfile" "$debconf" <<'PY'
 import os, re, sys
