@@ -428,7 +428,7 @@ static void notify_status(Daemon *d, const char *prefix, unsigned corrected, con
 /* A file unlinked and recreated (fixture trees, a swapped mount) is reopened by path. */
 static void close_stale_handles(Daemon *d) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (sysfs_handle_is_stale(&d->knobs[i].file))
+                if (sysfs_handle_is_stale(d->sysfs, d->knobs[i].path, &d->knobs[i].file))
                         sysfs_handle_close(&d->knobs[i].file);
 }
 
