@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -304,6 +305,102 @@ static void test_write_file(void **state) {
         remove_tree(dir);
 }
 
+static void make_dir(const char *dir, const char *rel, mode_t mode, uid_t uid, char *buf, size_t size) {
+        snprintf(buf, size, "%s/%s", dir, rel);
+        assert_int_equal(mkdir(buf, mode), 0);
+        assert_int_equal(chmod(buf, mode), 0);
+        assert_int_equal(chown(buf, uid, (gid_t)-1), 0);
+}
+
+/*
+ * Issue 12 item 4: whoever owns a parent of the metrics directory swaps the
+ * directory, or the parent itself, for a symlink to another directory: the
+ * writer follows neither and creates nothing there.
+ */
+static void test_write_file_symlink_swap(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        char parent[256], metrics[256], target[256], path[300], moved[400], held[300];
+
+        if (geteuid() != 0)
+                skip();
+        /* Debian's layout: a root-owned 0755 textfile directory in a directory another user owns. */
+        make_dir(dir, "parent", 0755, 65534, parent, sizeof(parent));
+        make_dir(dir, "parent/metrics", 0755, 0, metrics, sizeof(metrics));
+        make_dir(dir, "target", 0755, 0, target, sizeof(target));
+        snprintf(path, sizeof(path), "%s/thpguard.prom", metrics);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        assert_int_equal(count_entries(metrics), 1);
+
+        /* The directory itself becomes a symlink. */
+        snprintf(moved, sizeof(moved), "%s/metrics.old", parent);
+        assert_int_equal(rename(metrics, moved), 0);
+        assert_int_equal(symlink(target, metrics), 0);
+        assert_int_equal(metrics_write_file(path, &s), -ELOOP);
+        assert_int_equal(count_entries(target), 0);
+        assert_non_null(strstr(metrics_strerror(ELOOP), "symbolic link"));
+
+        /* A component higher up: parent a symlink to a directory holding a "metrics" that is root's. */
+        assert_int_equal(unlink(metrics), 0);
+        assert_int_equal(rename(moved, metrics), 0);
+        snprintf(held, sizeof(held), "%s/parent.real", dir);
+        assert_int_equal(rename(parent, held), 0);
+        assert_int_equal(symlink(held, parent), 0);
+        assert_int_equal(metrics_write_file(path, &s), -ELOOP);
+        snprintf(moved, sizeof(moved), "%s/metrics", held);
+        assert_int_equal(count_entries(moved), 1); /* only the first write's file */
+        remove_tree(dir);
+}
+
+/* A directory another user can write is refused, and nothing is created in it. */
+static void test_write_file_unsafe_dir(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        const struct {
+                mode_t mode;
+                uid_t uid;
+        } unsafe[] = {
+                { 0755, 65534 }, /* owned by nobody */
+                { 0775, 0 },     /* group-writable */
+                { 0757, 0 },     /* world-writable */
+                { 01777, 0 },    /* /tmp's mode: sticky, yet anyone creates files there */
+        };
+        char m[256], path[300], outside[256], link_path[300];
+
+        if (geteuid() != 0)
+                skip();
+        make_dir(dir, "m", 0755, 0, m, sizeof(m));
+        snprintf(path, sizeof(path), "%s/thpguard.prom", m);
+        for (size_t i = 0; i < ELEMENTSOF(unsafe); i++) {
+                assert_int_equal(chown(m, unsafe[i].uid, (gid_t)-1), 0);
+                assert_int_equal(chmod(m, unsafe[i].mode), 0);
+                assert_int_equal(metrics_write_file(path, &s), -METRICS_EUNSAFE_DIR);
+                assert_int_equal(count_entries(m), 0);
+        }
+        assert_non_null(strstr(metrics_strerror(METRICS_EUNSAFE_DIR), "not owned by root"));
+
+        /* Root's and 0755 again: written. A symlink where the file goes is replaced, not followed. */
+        assert_int_equal(chown(m, 0, (gid_t)-1), 0);
+        assert_int_equal(chmod(m, 0755), 0);
+        make_dir(dir, "outside", 0755, 0, outside, sizeof(outside));
+        write_text(outside, "victim", "untouched\n");
+        snprintf(link_path, sizeof(link_path), "%s/victim", outside);
+        assert_int_equal(symlink(link_path, path), 0);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        {
+                _cleanup_free_ char *victim = slurp(link_path);
+                struct stat st;
+
+                assert_string_equal(victim, "untouched\n");
+                assert_int_equal(lstat(path, &st), 0);
+                assert_true(S_ISREG(st.st_mode));
+        }
+        assert_int_equal(count_entries(m), 1);
+        /* A relative path is no metrics path. */
+        assert_int_equal(metrics_write_file("thpguard.prom", &s), -EINVAL);
+        remove_tree(dir);
+}
+
 static void test_read_kernel(void **state) {
         _cleanup_free_ char *dir = tmpdir();
         MetricsKernel k;
@@ -402,6 +499,8 @@ int main(void) {
                 cmocka_unit_test(test_kernel),
                 cmocka_unit_test(test_vmstat_filter),
                 cmocka_unit_test(test_write_file),
+                cmocka_unit_test(test_write_file_symlink_swap),
+                cmocka_unit_test(test_write_file_unsafe_dir),
                 cmocka_unit_test(test_read_kernel),
                 cmocka_unit_test(test_alive),
         };
