@@ -489,6 +489,9 @@ static bool note_thp_event(Daemon *d, const struct inotify_event *ev, bool *pend
                 d->watch_lost_logged = true;
                 return false;
         }
+        /* A watch follows its directory renamed away: drop it, so the recheck watches the path again. */
+        if (ev->mask & IN_MOVE_SELF)
+                inotify_rm_watch(d->watches->fd, ev->wd);
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 const char *name;
 
