@@ -207,12 +207,16 @@ static int write_all(int fd, const char *buf, size_t len) {
 
 /*
  * The metrics file's directory, opened once from / without following a
- * symlink anywhere (fileio.h). Whoever may write to it could replace the file
- * or its entries, so it must be ours: owned by root (or by the user we run
- * as) and writable by neither group nor others. Its parents are not checked:
- * they are walked without symlinks, and Debian's own textfile directory,
- * /var/lib/prometheus/node-exporter, lies in a directory the prometheus user
- * owns.
+ * symlink anywhere (fileio.h): nobody who owns a directory on the way can
+ * point the write elsewhere. The directory itself must be root's (or that of
+ * the user we run as): a directory that belongs to another user is refused.
+ * Its mode is not: the temporary file is created O_EXCL | O_NOFOLLOW and
+ * renamed relative to the directory fd, so whoever else may write there can
+ * only replace or add files, as they could anyway, never steer our write
+ * out of it. A Kubernetes emptyDir, the DaemonSet's, is always root's and
+ * 0777. Parents are walked without symlinks but not owner-checked: Debian's
+ * /var/lib/prometheus/node-exporter (root's, 0755) lies in a directory the
+ * prometheus user owns.
  */
 static int open_dir(const char *path, const char **ret_name) {
         _cleanup_close_ int fd = -EBADF;
@@ -231,7 +235,7 @@ static int open_dir(const char *path, const char **ret_name) {
                 return fd;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if ((st.st_uid != 0 && st.st_uid != geteuid()) || st.st_mode & (S_IWGRP | S_IWOTH))
+        if (st.st_uid != 0 && st.st_uid != geteuid())
                 return -METRICS_EUNSAFE_DIR;
         *ret_name = slash + 1;
         r = fd;
@@ -307,7 +311,7 @@ int metrics_write_file(const char *path, const MetricsSnapshot *s) {
 
 const char *metrics_strerror(int errnum) {
         if (errnum == METRICS_EUNSAFE_DIR)
-                return "its directory is not owned by root or is writable by group or others; refused";
+                return "its directory belongs to a user other than root; refused";
         return fileio_strerror(errnum);
 }
 

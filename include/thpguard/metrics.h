@@ -65,11 +65,11 @@ int metrics_render_string(const MetricsSnapshot *s, char **ret, size_t *ret_len)
  * over path. A reader sees the old file or the new one, never a part.
  *
  * path is absolute. Its directory is opened once, from /, following no
- * symlink (-ELOOP), and the temporary file is created and renamed relative
- * to it. The directory must be owned by root (or by the user we run as) and
- * writable by neither group nor others, else -METRICS_EUNSAFE_DIR and nothing
- * is written: a user who could write there, or swap a directory on the way
- * for a symlink, must not steer a root write.
+ * symlink (-ELOOP), and the temporary file is created (O_EXCL | O_NOFOLLOW)
+ * and renamed relative to it: whoever owns a directory on the way, or may
+ * write to the last one, cannot steer the write elsewhere. A directory owned
+ * by another user than root (or than the one we run as) is refused with
+ * -METRICS_EUNSAFE_DIR, and nothing is written.
  */
 int metrics_write_file(const char *path, const MetricsSnapshot *s);
 

@@ -352,52 +352,65 @@ static void test_write_file_symlink_swap(void **state) {
         remove_tree(dir);
 }
 
-/* A directory another user can write is refused, and nothing is created in it. */
-static void test_write_file_unsafe_dir(void **state) {
+/* A directory that belongs to another user is refused, whatever its mode, and nothing is created in it. */
+static void test_write_file_foreign_dir(void **state) {
         _cleanup_free_ char *dir = tmpdir();
         MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
-        const struct {
-                mode_t mode;
-                uid_t uid;
-        } unsafe[] = {
-                { 0755, 65534 }, /* owned by nobody */
-                { 0775, 0 },     /* group-writable */
-                { 0757, 0 },     /* world-writable */
-                { 01777, 0 },    /* /tmp's mode: sticky, yet anyone creates files there */
-        };
-        char m[256], path[300], outside[256], link_path[300];
+        const mode_t modes[] = { 0755, 0700, 0777 };
+        char m[256], path[300];
 
         if (geteuid() != 0)
                 skip();
-        make_dir(dir, "m", 0755, 0, m, sizeof(m));
+        make_dir(dir, "m", 0755, 65534, m, sizeof(m));
         snprintf(path, sizeof(path), "%s/thpguard.prom", m);
-        for (size_t i = 0; i < ELEMENTSOF(unsafe); i++) {
-                assert_int_equal(chown(m, unsafe[i].uid, (gid_t)-1), 0);
-                assert_int_equal(chmod(m, unsafe[i].mode), 0);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                assert_int_equal(chmod(m, modes[i]), 0);
                 assert_int_equal(metrics_write_file(path, &s), -METRICS_EUNSAFE_DIR);
                 assert_int_equal(count_entries(m), 0);
         }
-        assert_non_null(strstr(metrics_strerror(METRICS_EUNSAFE_DIR), "not owned by root"));
-
-        /* Root's and 0755 again: written. A symlink where the file goes is replaced, not followed. */
+        assert_non_null(strstr(metrics_strerror(METRICS_EUNSAFE_DIR), "other than root"));
+        /* Root's again: written. */
         assert_int_equal(chown(m, 0, (gid_t)-1), 0);
-        assert_int_equal(chmod(m, 0755), 0);
-        make_dir(dir, "outside", 0755, 0, outside, sizeof(outside));
-        write_text(outside, "victim", "untouched\n");
-        snprintf(link_path, sizeof(link_path), "%s/victim", outside);
-        assert_int_equal(symlink(link_path, path), 0);
         assert_int_equal(metrics_write_file(path, &s), 0);
-        {
-                _cleanup_free_ char *victim = slurp(link_path);
-                struct stat st;
-
-                assert_string_equal(victim, "untouched\n");
-                assert_int_equal(lstat(path, &st), 0);
-                assert_true(S_ISREG(st.st_mode));
-        }
         assert_int_equal(count_entries(m), 1);
         /* A relative path is no metrics path. */
         assert_int_equal(metrics_write_file("thpguard.prom", &s), -EINVAL);
+        remove_tree(dir);
+}
+
+/*
+ * A root-owned directory others may write (a Kubernetes emptyDir is 0777,
+ * /tmp 1777): written, and what another user plants there, a symlink at the
+ * file's name, cannot steer the write out of it.
+ */
+static void test_write_file_shared_dir(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        const mode_t modes[] = { 0777, 01777, 0775 };
+        char m[256], path[300], outside[256], victim[300];
+
+        if (geteuid() != 0)
+                skip();
+        make_dir(dir, "m", 0777, 0, m, sizeof(m));
+        make_dir(dir, "outside", 0755, 0, outside, sizeof(outside));
+        write_text(outside, "victim", "untouched\n");
+        snprintf(victim, sizeof(victim), "%s/victim", outside);
+        snprintf(path, sizeof(path), "%s/thpguard.prom", m);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                _cleanup_free_ char *text = NULL;
+                struct stat st;
+
+                assert_int_equal(chmod(m, modes[i]), 0);
+                (void)unlink(path);
+                assert_int_equal(symlink(victim, path), 0);
+                assert_int_equal(metrics_write_file(path, &s), 0);
+                text = slurp(victim);
+                assert_string_equal(text, "untouched\n");
+                assert_int_equal(lstat(path, &st), 0);
+                assert_true(S_ISREG(st.st_mode));
+                assert_int_equal(st.st_uid, 0);
+                assert_int_equal(count_entries(m), 1);
+        }
         remove_tree(dir);
 }
 
@@ -500,7 +513,8 @@ int main(void) {
                 cmocka_unit_test(test_vmstat_filter),
                 cmocka_unit_test(test_write_file),
                 cmocka_unit_test(test_write_file_symlink_swap),
-                cmocka_unit_test(test_write_file_unsafe_dir),
+                cmocka_unit_test(test_write_file_foreign_dir),
+                cmocka_unit_test(test_write_file_shared_dir),
                 cmocka_unit_test(test_read_kernel),
                 cmocka_unit_test(test_alive),
         };

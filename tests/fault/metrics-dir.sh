@@ -2,9 +2,9 @@
 # Issue 12 item 4: the metrics file's directory, as a running daemon sees it.
 # Whoever owns a parent of the metrics path (here nobody, as the prometheus
 # user owns /var/lib/prometheus on Debian) must not steer the root daemon's
-# write into another directory, nor have it write into a directory they can
-# write themselves. Each refusal is logged once, the daemon keeps enforcing,
-# and it writes again once the directory is fixed.
+# write into another directory, nor have it write into a directory they
+# own. Each refusal is logged once, the daemon keeps enforcing, and it writes
+# again once the directory is fixed.
 #
 # On a fixture tree (tmpfs), recheck every second (each one rewrites the
 # metrics file), $P owned by nobody, the metrics directory $P/metrics root's:
@@ -14,6 +14,8 @@
 #   3. nobody puts a directory of their own at $P/metrics: refused once,
 #      nothing created in it, a drift still corrected;
 #   4. root puts the directory back: "written again", the file is current.
+#   5. the directory made 0777 (an emptyDir's mode), nobody plants a symlink
+#      at the file's name: written all the same, the symlink replaced.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 fault_no_sysfs
@@ -69,7 +71,7 @@ drift_corrected 1
 
 # 3. A directory of nobody's own.
 as_nobody "rm '$P/metrics' && mkdir -m 0755 '$P/metrics'"
-refused_once 'its directory is not owned by root or is writable by group or others; refused' "$P/metrics"
+refused_once 'its directory belongs to a user other than root; refused' "$P/metrics"
 drift_corrected 2
 
 # 4. Fixed: written again, and current.
@@ -78,6 +80,15 @@ mv "$P/metrics.old" "$P/metrics"
 wait_log "level=info msg=\"the metrics file $M is written again\"" 5
 grep -q '^thpguard_corrections_total{knob="use_zero_page",trigger="inotify"} 2$' "$M" ||
         fail "the metrics file is not current: $(grep corrections_total "$M")"
+
+# 5. Root's but world-writable, as a Kubernetes emptyDir always is: written,
+# and a symlink nobody plants at the file's name is replaced, not followed.
+chmod 0777 "$P/metrics"
+as_nobody "rm -f '$M' && ln -s '$ELSEWHERE/thpguard.prom' '$M'"
+drift_corrected 3
+for ((i = 0; i < 300; i++)); do [ -f "$M" ] && [ ! -L "$M" ] && break; sleep 0.01; done
+[ -f "$M" ] && [ ! -L "$M" ] || fail "the planted symlink at $M was not replaced: $(ls -l "$M")"
+[ "$(stat -c %u "$M")" = 0 ] || fail "$M is not root's"
 kill -0 "$DAEMON_PID" || fail "the daemon died"
 daemon_stop
 [ "$(log_count 'AddressSanitizer|runtime error')" = 0 ] || fail "sanitizer report"
