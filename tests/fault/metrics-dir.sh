@@ -32,11 +32,14 @@ write_policy 'recheck_interval = 1; fight_threshold = 0; thp = { use_zero_page =
 [ "$(cat "$T/use_zero_page")" = 1 ] || fail "the 6.18 fixture changed: use_zero_page must read 1"
 
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$1"; }
-# drift_corrected N: a drift of use_zero_page is corrected (the Nth inotify correction).
+# drift_corrected N: a drift of use_zero_page is corrected: N corrections
+# since startup, by inotify or, should the queue overflow on a busy machine,
+# by the recheck.
+corrections() { log_count 'msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)\)"'; }
 drift_corrected() {
         echo 1 >"$T/use_zero_page"
         for ((i = 0; i < 500; i++)); do
-                [ "$(log_count 'msg="corrected use_zero_page: 1 -> 0 \(inotify\)"')" -ge "$1" ] && return 0
+                [ "$(corrections)" -ge "$1" ] && return 0
                 sleep 0.01
         done
         cat "$WORK/daemon.log" >&2
@@ -78,8 +81,8 @@ drift_corrected 2
 rm -rf "$P/metrics"
 mv "$P/metrics.old" "$P/metrics"
 wait_log "level=info msg=\"the metrics file $M is written again\"" 5
-grep -q '^thpguard_corrections_total{knob="use_zero_page",trigger="inotify"} 2$' "$M" ||
-        fail "the metrics file is not current: $(grep corrections_total "$M")"
+counted=$(awk '/^thpguard_corrections_total\{knob="use_zero_page",trigger="(inotify|recheck)"\}/ { n += $2 } END { print n + 0 }' "$M")
+[ "$counted" -ge 2 ] || fail "the metrics file is not current: $counted corrections, 2 made: $(grep corrections_total "$M")"
 
 # 5. Root's but world-writable, as a Kubernetes emptyDir always is: written,
 # and a symlink nobody plants at the file's name is replaced, not followed.
