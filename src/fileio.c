@@ -18,7 +18,7 @@
 #endif
 
 /*
- * Copies rel into buf and splits it into its directory part ("." for none)
+ * Copies rel into buf and splits it into its directory part (NULL for none)
  * and its last component ("." for rel ""). A trailing slash is dropped.
  */
 static int split(const char *rel, char *buf, size_t size, char **ret_dir, const char **ret_name) {
