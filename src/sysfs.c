@@ -39,7 +39,8 @@ int sysfs_new(const char *root, Sysfs **ret) {
         char buf[PATH_MAX];
         int r;
 
-        fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        /* Not O_PATH: fstatfs() takes one only since Linux 3.12. */
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         r = check_default_root(root, fd);
