@@ -384,7 +384,7 @@ static void metrics_write(Daemon *d) {
         /* One line when writing starts failing and one when it works again, not one per write. */
         if (r < 0 && r != d->metrics_error)
                 log_plain(&d->log, LOG_WARNING, "cannot write the metrics file %s: %s; retrying later", path,
-                          strerror(-r));
+                          metrics_strerror(-r));
         else if (r >= 0 && d->metrics_error != 0)
                 log_plain(&d->log, LOG_INFO, "the metrics file %s is written again", path);
         d->metrics_error = r < 0 ? r : 0;
@@ -434,7 +434,7 @@ static void notify_status(Daemon *d, const char *prefix, unsigned corrected, con
 /* A file unlinked and recreated (fixture trees, a swapped mount) is reopened by path. */
 static void close_stale_handles(Daemon *d) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (sysfs_handle_is_stale(&d->knobs[i].file))
+                if (sysfs_handle_is_stale(d->sysfs, d->knobs[i].path, &d->knobs[i].file))
                         sysfs_handle_close(&d->knobs[i].file);
 }
 
@@ -519,6 +519,9 @@ static bool note_thp_event(Daemon *d, const struct inotify_event *ev, bool *pend
                 d->watch_lost_logged = true;
                 return false;
         }
+        /* A watch follows its directory renamed away: drop it, so the recheck watches the path again. */
+        if (ev->mask & IN_MOVE_SELF)
+                inotify_rm_watch(d->watches->fd, ev->wd);
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 const char *name;
 

@@ -54,7 +54,8 @@ static int watch_add(Watches *w, const Sysfs *s, WatchDir *d) {
         r = sysfs_thp_path(s, d->rel, path, sizeof(path));
         if (r < 0)
                 return r;
-        wd = inotify_add_watch(w->fd, path, WATCH_MASK);
+        /* A symlink planted where a knob directory should be is not watched (nor read: fileio.h). */
+        wd = inotify_add_watch(w->fd, path, WATCH_MASK | IN_DONT_FOLLOW | IN_ONLYDIR);
         if (wd < 0)
                 return -errno;
         d->wd = wd;
