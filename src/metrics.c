@@ -235,7 +235,8 @@ static int open_dir(const char *path, const char **ret_name) {
                 return fd;
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if (st.st_uid != 0 && st.st_uid != geteuid())
+        /* Whoever else can write it could have planted what we then present as ours. */
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
                 return -METRICS_EUNSAFE_DIR;
         *ret_name = slash + 1;
         r = fd;
@@ -311,7 +312,7 @@ int metrics_write_file(const char *path, const MetricsSnapshot *s) {
 
 const char *metrics_strerror(int errnum) {
         if (errnum == METRICS_EUNSAFE_DIR)
-                return "its directory belongs to a user other than root; refused";
+                return "its directory can be written by a user other than root; refused";
         return fileio_strerror(errnum);
 }
 

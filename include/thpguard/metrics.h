@@ -67,9 +67,9 @@ int metrics_render_string(const MetricsSnapshot *s, char **ret, size_t *ret_len)
  * path is absolute. Its directory is opened once, from /, following no
  * symlink (-ELOOP), and the temporary file is created (O_EXCL | O_NOFOLLOW)
  * and renamed relative to it: whoever owns a directory on the way, or may
- * write to the last one, cannot steer the write elsewhere. A directory owned
- * by another user than root (or than the one we run as) is refused with
- * -METRICS_EUNSAFE_DIR, and nothing is written.
+ * write to the last one, cannot steer the write elsewhere. A directory that
+ * another user than root (or than the one we run as) owns or may write is
+ * refused with -METRICS_EUNSAFE_DIR, and nothing is written.
  */
 int metrics_write_file(const char *path, const MetricsSnapshot *s);
 

@@ -368,9 +368,10 @@ static void test_write_file_foreign_dir(void **state) {
                 assert_int_equal(metrics_write_file(path, &s), -METRICS_EUNSAFE_DIR);
                 assert_int_equal(count_entries(m), 0);
         }
-        assert_non_null(strstr(metrics_strerror(METRICS_EUNSAFE_DIR), "other than root"));
-        /* Root's again: written. */
+        assert_non_null(strstr(metrics_strerror(METRICS_EUNSAFE_DIR), "written by a user other than root"));
+        /* Root's again, and only root may write it: written. */
         assert_int_equal(chown(m, 0, (gid_t)-1), 0);
+        assert_int_equal(chmod(m, 0755), 0);
         assert_int_equal(metrics_write_file(path, &s), 0);
         assert_int_equal(count_entries(m), 1);
         /* A relative path is no metrics path. */
@@ -379,15 +380,18 @@ static void test_write_file_foreign_dir(void **state) {
 }
 
 /*
- * A root-owned directory others may write (a Kubernetes emptyDir is 0777,
- * /tmp 1777): written, and what another user plants there, a symlink at the
- * file's name, cannot steer the write out of it.
+ * A root-owned directory that others may write (a Kubernetes emptyDir is
+ * 0777, /tmp 1777) is refused too: whoever can write it could plant what we
+ * would then present as ours. In a safe one, a symlink left at the file's
+ * name is replaced, not followed.
  */
 static void test_write_file_shared_dir(void **state) {
         _cleanup_free_ char *dir = tmpdir();
         MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
-        const mode_t modes[] = { 0777, 01777, 0775 };
+        const mode_t modes[] = { 0777, 01777, 0775, 0757 };
         char m[256], path[300], outside[256], victim[300];
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
 
         if (geteuid() != 0)
                 skip();
@@ -397,20 +401,20 @@ static void test_write_file_shared_dir(void **state) {
         snprintf(victim, sizeof(victim), "%s/victim", outside);
         snprintf(path, sizeof(path), "%s/thpguard.prom", m);
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
-                _cleanup_free_ char *text = NULL;
-                struct stat st;
-
                 assert_int_equal(chmod(m, modes[i]), 0);
-                (void)unlink(path);
-                assert_int_equal(symlink(victim, path), 0);
-                assert_int_equal(metrics_write_file(path, &s), 0);
-                text = slurp(victim);
-                assert_string_equal(text, "untouched\n");
-                assert_int_equal(lstat(path, &st), 0);
-                assert_true(S_ISREG(st.st_mode));
-                assert_int_equal(st.st_uid, 0);
-                assert_int_equal(count_entries(m), 1);
+                assert_int_equal(metrics_write_file(path, &s), -METRICS_EUNSAFE_DIR);
+                assert_int_equal(count_entries(m), 0);
         }
+
+        assert_int_equal(chmod(m, 0755), 0);
+        assert_int_equal(symlink(victim, path), 0);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        text = slurp(victim);
+        assert_string_equal(text, "untouched\n");
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_uid, 0);
+        assert_int_equal(count_entries(m), 1);
         remove_tree(dir);
 }
 

@@ -14,8 +14,9 @@
 #   3. nobody puts a directory of their own at $P/metrics: refused once,
 #      nothing created in it, a drift still corrected;
 #   4. root puts the directory back: "written again", the file is current.
-#   5. the directory made 0777 (an emptyDir's mode), nobody plants a symlink
-#      at the file's name: written all the same, the symlink replaced.
+#   5. the directory made 0777 (an emptyDir's mode): refused once, drift
+#      still corrected; made 0755 again with a symlink planted at the file's
+#      name: written again, the symlink replaced, not followed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 fault_no_sysfs
@@ -45,15 +46,17 @@ drift_corrected() {
         cat "$WORK/daemon.log" >&2
         fail "drift $1 of use_zero_page was not corrected"
 }
-# refused_once WHY DIR: logged once over three rechecks, and DIR stays empty.
+# refused_once WHY DIR: logged once (from now on) over three rechecks, and DIR stays empty.
 refused_once() {
         local line="level=warn msg=\"cannot write the metrics file $M: $1; retrying later\""
+        local from
+        from=$(($(wc -l <"$WORK/daemon.log") + 1))
         for ((i = 0; i < 500; i++)); do
-                grep -qF -- "$line" "$WORK/daemon.log" && break
+                tail -n +"$from" "$WORK/daemon.log" | grep -qF -- "$line" && break
                 sleep 0.01
         done
         sleep 3.2
-        [ "$(grep -cF -- "$line" "$WORK/daemon.log")" = 1 ] || {
+        [ "$(tail -n +"$from" "$WORK/daemon.log" | grep -cF -- "$line")" = 1 ] || {
                 cat "$WORK/daemon.log" >&2
                 fail "the refusal was not logged exactly once: $1"
         }
@@ -74,7 +77,7 @@ drift_corrected 1
 
 # 3. A directory of nobody's own.
 as_nobody "rm '$P/metrics' && mkdir -m 0755 '$P/metrics'"
-refused_once 'its directory belongs to a user other than root; refused' "$P/metrics"
+refused_once 'its directory can be written by a user other than root; refused' "$P/metrics"
 drift_corrected 2
 
 # 4. Fixed: written again, and current.
@@ -84,13 +87,16 @@ wait_log "level=info msg=\"the metrics file $M is written again\"" 5
 counted=$(awk '/^thpguard_corrections_total\{knob="use_zero_page",trigger="(inotify|recheck)"\}/ { n += $2 } END { print n + 0 }' "$M")
 [ "$counted" -ge 2 ] || fail "the metrics file is not current: $counted corrections, 2 made: $(grep corrections_total "$M")"
 
-# 5. Root's but world-writable, as a Kubernetes emptyDir always is: written,
-# and a symlink nobody plants at the file's name is replaced, not followed.
+# 5. Root's but world-writable, as a Kubernetes emptyDir always is: refused.
+mv "$M" "$WORK/kept.prom"
 chmod 0777 "$P/metrics"
-as_nobody "rm -f '$M' && ln -s '$ELSEWHERE/thpguard.prom' '$M'"
+refused_once 'its directory can be written by a user other than root; refused' "$P/metrics"
 drift_corrected 3
+# Safe again, with a symlink left at the file's name: replaced, not followed.
+ln -s "$ELSEWHERE/thpguard.prom" "$M"
+chmod 0755 "$P/metrics"
 for ((i = 0; i < 300; i++)); do [ -f "$M" ] && [ ! -L "$M" ] && break; sleep 0.01; done
-[ -f "$M" ] && [ ! -L "$M" ] || fail "the planted symlink at $M was not replaced: $(ls -l "$M")"
+[ -f "$M" ] && [ ! -L "$M" ] || fail "the symlink at $M was not replaced: $(ls -l "$M")"
 [ "$(stat -c %u "$M")" = 0 ] || fail "$M is not root's"
 kill -0 "$DAEMON_PID" || fail "the daemon died"
 daemon_stop
