@@ -67,7 +67,7 @@ refused() {
         shift
         echo 1 >"$T/use_zero_page"
         cli --once
-        [ "$RC" = 1 ] || { show; fail "--once: exit $RC, expected 1 (a knob left unchecked)"; }
+        [ "$RC" = 2 ] || { show; fail "--once: exit $RC, expected 2 (an error: a knob refused)"; }
         for k in "$@"; do expect "$ERR" "^thpguardd: $k: cannot read: $why$" "--once"; done
         [ "$(wc -l <"$ERR")" = $# ] || { show; fail "--once: more stderr lines than refused knobs ($#)"; }
         expect "$OUT" '^use_zero_page: 1 -> 0$' "--once (the positive control)"
