@@ -13,6 +13,7 @@
 #include "ctl.h"
 #include "thpguard/json-util.h"
 #include "thpguard/macro.h"
+#include "thpguard/number.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
@@ -154,9 +155,12 @@ static json_object *rollup_fields(json_object *o, const ProcSmapsRollup *r) {
         add(o, "rss_kb", u64_or_null(r->rss_kb));
         add(o, "pss_kb", u64_or_null(r->pss_kb));
         add(o, "anon_huge_pages_kb", u64_or_null(r->anon_huge_pages_kb));
+        /* At most 1, as the text's percentage: a part above the whole counts as all of it. */
         add(o, "anon_huge_share",
-            r->rss_kb && r->rss_kb != PROCFS_UNKNOWN
-                ? json_object_new_double((double)r->anon_huge_pages_kb / (double)r->rss_kb)
+            r->rss_kb && r->rss_kb != PROCFS_UNKNOWN && r->anon_huge_pages_kb != PROCFS_UNKNOWN
+                ? json_object_new_double(r->anon_huge_pages_kb >= r->rss_kb
+                                             ? 1.0
+                                             : (double)r->anon_huge_pages_kb / (double)r->rss_kb)
                 : NULL);
         return o;
 }
@@ -255,7 +259,7 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
                                 snprintf(addr, sizeof(addr), "%" PRIx64 "-%" PRIx64, x->start, x->end);
                                 add(o, "address", json_object_new_string(addr));
                                 add(o, "perms", json_object_new_string(x->perms));
-                                add(o, "size_kb", json_new_uint64((x->end - x->start) / 1024));
+                                add(o, "size_kb", json_new_uint64(u64_sat_sub(x->end, x->start) / 1024));
                                 add(o, "rss_kb", u64_or_null(x->rss_kb));
                                 add(o, "anon_huge_pages_kb", json_new_uint64(x->anon_huge_pages_kb));
                                 add(o, "madv_hugepage", json_object_new_boolean(x->advised_huge));

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/number.h"
 
 /* "1234 kB", or "-" for a field this kernel did not print. */
 static const char *kb(uint64_t v, char *buf, size_t size) {
@@ -26,7 +27,7 @@ static void percent(uint64_t part, uint64_t whole, char *buf, size_t size) {
         if (part == PROCFS_UNKNOWN || whole == PROCFS_UNKNOWN || whole == 0)
                 snprintf(buf, size, "-");
         else
-                snprintf(buf, size, "%" PRIu64 "%%", part * 100 / whole);
+                snprintf(buf, size, "%u%%", number_percent(part, whole));
 }
 
 static void print_policy(FILE *f, const CtlNode *n) {
@@ -216,7 +217,8 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
         else {
                 fprintf(f, "  Rss %s, Pss %s", kb(p->rollup.rss_kb, a, sizeof(a)),
                         kb(p->rollup.pss_kb, b, sizeof(b)));
-                if (p->rollup.rss_kb >= p->rollup.pss_kb)
+                if (p->rollup.rss_kb != PROCFS_UNKNOWN && p->rollup.pss_kb != PROCFS_UNKNOWN &&
+                    p->rollup.rss_kb >= p->rollup.pss_kb)
                         fprintf(f, " (%" PRIu64 " kB of Rss is shared with other processes)",
                                 p->rollup.rss_kb - p->rollup.pss_kb);
                 percent(p->rollup.anon_huge_pages_kb, p->rollup.rss_kb, pct, sizeof(pct));
@@ -246,8 +248,8 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
 
                                 snprintf(addr, sizeof(addr), "%" PRIx64 "-%" PRIx64, x->start, x->end);
                                 fprintf(f, "  %-33s %-5s %12" PRIu64 " %12s %14" PRIu64 " %-5s %s\n", addr,
-                                        x->perms, (x->end - x->start) / 1024, u64s(x->rss_kb, a, sizeof(a)),
-                                        x->anon_huge_pages_kb,
+                                        x->perms, u64_sat_sub(x->end, x->start) / 1024,
+                                        u64s(x->rss_kb, a, sizeof(a)), x->anon_huge_pages_kb,
                                         x->advised_huge     ? "hg"
                                         : x->advised_nohuge ? "nh"
                                                             : "-",
