@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The text report. What it prints from /proc was made printable by the
+ * parsers (escape_printable()), what it prints from sysfs are words the
+ * parsers accepted, and the policy's diagnostics come escaped from diag.c;
+ * the paths given on the command line are escaped here.
+ */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/escape.h"
 #include "thpguard/number.h"
 
 /* "1234 kB", or "-" for a field this kernel did not print. */
@@ -45,7 +53,7 @@ static void print_policy(FILE *f, const CtlNode *n) {
                 managed += n->knobs[i].policy != NULL;
                 unsupported += n->knobs[i].state == CTL_KNOB_UNSUPPORTED;
         }
-        fprintf(f, "Policy %s (%s): %zu managed knob(s), ", n->policy->file,
+        fprintf(f, "Policy %s (%s): %zu managed knob(s), ", n->policy_file,
                 policy_mode_to_string(n->policy->mode), managed);
         if (n->n_policy_drift == 0 && n->n_policy_error == 0 && unsupported == 0)
                 fprintf(f, "all compliant\n");
@@ -188,7 +196,13 @@ static void print_procs(FILE *f, const CtlNode *n) {
                 fprintf(f, "  ... and %zu more with AnonHugePages (--top N)\n", s->n_with_thp - s->n_top);
 }
 
-void ctl_status_print_text(FILE *f, const CtlNode *n) {
+void ctl_status_print_text(FILE *f, const CtlNode *node) {
+        char policy_file[4 * PATH_MAX], sysfs_root[4 * PATH_MAX], proc_root[4 * PATH_MAX];
+        CtlNode copy = *node, *n = &copy; /* shallow, with the paths escaped for printing */
+
+        copy.policy_file = escape_str(node->policy_file, policy_file, sizeof(policy_file));
+        copy.sysfs_root = escape_str(node->sysfs_root, sysfs_root, sizeof(sysfs_root));
+        copy.proc_root = escape_str(node->proc_root, proc_root, sizeof(proc_root));
         fprintf(f, "%s\n", n->headline);
         if (n->kernel_release[0])
                 fprintf(f, "Kernel %s. ", n->kernel_release);
