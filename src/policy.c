@@ -350,6 +350,10 @@ static bool refuse_include(const char *file, const char *buf, Diag *diag) {
  *  - libconfig's parse time grows with the square of the number of
  *    settings (100k keys: minutes, and the daemon is blocked meanwhile),
  *    so the settings (each '=' or ':') are counted for a cap.
+ *  - libconfig 1.5 leaks the string token it discards on a syntax error:
+ *    a 900 KB literal then an error cost 900 KB per reload. A literal
+ *    longer than POLICY_STRING_MAX is refused here (-EINVAL, after the
+ *    whole text is scanned, so each is reported), before libconfig sees it.
  */
 static int prescan(const char *file, const char *text, Diag *diag, unsigned **ret_lines, size_t *ret_n,
                    size_t *ret_settings) {
@@ -357,6 +361,7 @@ static int prescan(const char *file, const char *text, Diag *diag, unsigned **re
         _cleanup_free_ unsigned *lines = NULL;
         size_t n = 0;
         unsigned line = 1;
+        bool too_long = false;
 
         for (const char *p = text; *p;) {
                 if (*p == '\n') {
@@ -369,10 +374,18 @@ static int prescan(const char *file, const char *text, Diag *diag, unsigned **re
                                 line += *p == '\n';
                         p += *p ? 2 : 0;
                 } else if (*p == '"') {
+                        const char *start = p + 1;
+                        unsigned start_line = line;
+
                         for (p++; *p && *p != '"'; p++) {
                                 if (*p == '\\' && p[1])
                                         p++;
                                 line += *p == '\n';
+                        }
+                        if ((size_t)(p - start) > POLICY_STRING_MAX) {
+                                diag_error(diag, file, start_line, "string literal longer than %d bytes",
+                                           POLICY_STRING_MAX);
+                                too_long = true;
                         }
                         p += *p ? 1 : 0;
                 } else if (*p == '=' || *p == ':') {
@@ -421,6 +434,8 @@ static int prescan(const char *file, const char *text, Diag *diag, unsigned **re
                 } else
                         p++;
         }
+        if (too_long)
+                return -EINVAL;
         *ret_lines = TAKE_PTR(lines);
         *ret_n = n;
         *ret_settings = settings;

@@ -19,7 +19,14 @@
 #define POLICY_FILE_DEFAULT "/etc/thpguard/thpguard.conf"
 #define POLICY_SIZE_MAX     (1024 * 1024)
 /* A real policy has a few dozen; libconfig parses in time quadratic in this. */
-#define POLICY_SETTINGS_MAX            1024
+#define POLICY_SETTINGS_MAX 1024
+/*
+ * The longest string literal, in bytes of the file. A real policy's longest
+ * string is a metrics_file path. libconfig 1.5 leaks the string token it
+ * discards on a syntax error (upstream #142), once per failed load: this
+ * bound keeps 1,000 failed reloads of any policy under 1 MiB.
+ */
+#define POLICY_STRING_MAX              512
 #define POLICY_RECHECK_DEFAULT         30
 #define POLICY_RECHECK_MIN             1
 #define POLICY_RECHECK_MAX             86400
