@@ -58,6 +58,8 @@ daemon_stop
 rm -rf "$K.old"
 chmod 0755 "$K"
 echo 4096 >"$K/pages_to_scan"
+# Run as root now: the policy leaves /dev/shm (mode 1777), which root refuses.
+POLICY=$WORK/thpguard.conf
 write_policy 'recheck_interval = 3; mode = "audit"; thp = { khugepaged = { pages_to_scan = 4096; }; };' "$POLICY"
 daemon_start_cmd "$THPGUARDD" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console
 wait_log 'msg="started: auditing 1 knobs .* 0 drifted at startup"' 5

@@ -74,6 +74,8 @@ SAVED_QUEUE=$(cat $SYSCTL)
 fault_on_exit '[ "$(cat $SYSCTL)" = "$SAVED_QUEUE" ] || echo "$SAVED_QUEUE" >$SYSCTL'
 replace "$T/enabled" 'always [madvise] never'
 replace "$T/defrag" 'always defer defer+madvise [madvise] never'
+# Run as root now: the policy leaves /dev/shm (mode 1777), which root refuses.
+POLICY=$WORK/thpguard.conf
 write_policy 'recheck_interval = 3600; mode = "audit";
 thp = { enabled = "madvise"; defrag = "madvise"; };' "$POLICY"
 
