@@ -7,12 +7,14 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include <time.h>
 
 #include "thpguard/compliance.h"
 #include "thpguard/enforce.h"
+#include "thpguard/event-util.h"
 #include "thpguard/fight.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/metrics.h"
@@ -21,8 +23,6 @@
 #include "thpguard/sysfs.h"
 #include "thpguard/watch.h"
 
-#define USEC_PER_SEC  UINT64_C(1000000)
-#define USEC_PER_MSEC UINT64_C(1000)
 /* Editors and the kubelet touch a policy several times per change; reload once. */
 #define RELOAD_DEBOUNCE_USEC (100 * USEC_PER_MSEC)
 /*
@@ -69,9 +69,11 @@ typedef struct Daemon {
         Watches *config_watch; /* the policy file's directory */
         const char *config_name;
         sd_event_source *thp_source, *config_source;
+        EventRateLimit thp_ratelimit;
         sd_event_source *recheck_timer, *reload_timer, *backoff_timer;
         sd_event_source *sigterm, *sigint, *sighup;
         bool watch_lost_logged;
+        bool unseen_drift_logged;
 
         uint64_t rechecks;
         uint64_t reloads_ok, reloads_failed;
@@ -86,9 +88,12 @@ typedef struct Daemon {
         bool stopped;
 } Daemon;
 
-static uint64_t now_usec(Daemon *d) {
-        uint64_t t = 0;
-        sd_event_now(d->event, CLOCK_MONOTONIC, &t);
+/* The time the loop woke at: every handler of one wakeup sees the same. */
+static uint64_t loop_now_usec(Daemon *d) {
+        uint64_t t;
+
+        if (sd_event_now(d->event, CLOCK_MONOTONIC, &t) < 0)
+                return now_usec(CLOCK_MONOTONIC);
         return t;
 }
 
@@ -110,7 +115,7 @@ static FightConfig fight_config_for(const Policy *p) {
 
 /* Per-knob state for a new policy; counters and fights carry over by knob path. */
 static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime *old, size_t n_old,
-                       KnobRuntime **ret) {
+                       const FightConfig *old_fc, KnobRuntime **ret) {
         KnobRuntime *k = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*k));
 
         if (!k)
@@ -128,6 +133,7 @@ static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime
                         memcpy(k[i].corrections, old[j].corrections, sizeof(k[i].corrections));
                         k[i].failures = old[j].failures;
                         k[i].fights = old[j].fights;
+                        fight_carry_over(&k[i].fight, fc, &old[j].fight, old_fc->threshold);
                 }
         }
         *ret = k;
@@ -260,7 +266,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
 
 /* The one place a trigger checks a knob. In a fight's backoff we do not even read it. */
 static bool check_knob(Daemon *d, size_t i, Trigger t) {
-        uint64_t now = now_usec(d);
+        uint64_t now = loop_now_usec(d);
 
         if (fight_in_backoff(&d->knobs[i].fight)) {
                 fight_note_suppressed(&d->knobs[i].fight);
@@ -284,8 +290,8 @@ static void arm_backoff_timer(Daemon *d) {
                 if (d->knobs[i].fight.active && d->knobs[i].fight.until_usec < next)
                         next = d->knobs[i].fight.until_usec;
         if (d->thp_source)
-                sd_event_source_set_ratelimit(d->thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
-                                              next == UINT64_MAX ? INOTIFY_RATELIMIT_BURST
+                event_ratelimit_set_burst(&d->thp_ratelimit, next == UINT64_MAX
+                                                                 ? INOTIFY_RATELIMIT_BURST
                                                                  : INOTIFY_RATELIMIT_BURST_FIGHT);
         if (next == UINT64_MAX) {
                 sd_event_source_set_enabled(d->backoff_timer, SD_EVENT_OFF);
@@ -297,7 +303,7 @@ static void arm_backoff_timer(Daemon *d) {
 
 static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
-        uint64_t now = now_usec(d);
+        uint64_t now = loop_now_usec(d);
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 KnobRuntime *rt = &d->knobs[i];
@@ -382,7 +388,7 @@ static void metrics_write(Daemon *d) {
         else if (r >= 0 && d->metrics_error != 0)
                 log_plain(&d->log, LOG_INFO, "the metrics file %s is written again", path);
         d->metrics_error = r < 0 ? r : 0;
-        d->metrics_written_usec = now_usec(d);
+        d->metrics_written_usec = loop_now_usec(d);
         d->metrics_dirty = false;
 }
 
@@ -398,7 +404,7 @@ static void metrics_update(Daemon *d) {
 
         if (!d->metrics_dirty || !metrics_path(d) || !d->metrics_timer)
                 return;
-        if (d->metrics_written_usec == 0 || now_usec(d) >= due) {
+        if (d->metrics_written_usec == 0 || loop_now_usec(d) >= due) {
                 metrics_write(d);
                 return;
         }
@@ -432,9 +438,28 @@ static void close_stale_handles(Daemon *d) {
                         sysfs_handle_close(&d->knobs[i].file);
 }
 
+/*
+ * Every directory is watched and no event was queued, yet the recheck found
+ * a drift: no inotify event announced it. The writer went through a sysfs
+ * of another network namespace, which is another superblock (PrivateNetwork=
+ * on systemd >= 254, a container's own /sys). Said once: each such drift
+ * waits for the recheck, and that will not change.
+ */
+static void warn_unseen_drift(Daemon *d) {
+        d->unseen_drift_logged = true;
+        log_plain(&d->log, LOG_WARNING,
+                  "the recheck corrected a drift that no inotify event announced: the writer used a sysfs "
+                  "this watch cannot see (another network namespace's /sys, such as PrivateNetwork=yes "
+                  "on systemd >= 254 or a container's own sysfs), so corrections wait up to %us; run "
+                  "thpguardd in the host's network namespace, or on a bind mount of the host's /sys",
+                  d->policy->recheck_interval_sec);
+}
+
 static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
+        bool all_watched_and_quiet = false;
         size_t readded;
+        int queued = 0;
 
         d->rechecks++;
         readded = watches_readd(d->watches, d->sysfs);
@@ -449,8 +474,13 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
          */
         if (readded > 0 || watches_lost(d->watches) > 0)
                 close_stale_handles(d);
-        check_all(d, TRIGGER_RECHECK);
-        sd_event_source_set_time_relative(s, (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC);
+        /* Looked at before our own corrections raise IN_MODIFY on the watch. */
+        if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged &&
+            ioctl(d->watches->fd, FIONREAD, &queued) >= 0)
+                all_watched_and_quiet = queued == 0;
+        if (check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
+                warn_unseen_drift(d);
+        event_source_set_time_relative(s, (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC);
         sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         /* Every recheck rewrites the file: its age is the liveness signal. */
         d->metrics_dirty = true;
@@ -510,6 +540,8 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
         bool pending[d->policy->n_knobs + 1], overflow = false;
         ssize_t n;
 
+        if (event_ratelimit_over(&d->thp_ratelimit))
+                return 0;
         memset(pending, 0, sizeof(pending));
         /*
          * One read per wakeup, not a read until EAGAIN: the source is
@@ -563,7 +595,7 @@ static int install_policy(Daemon *d, Policy *p) {
         KnobRuntime *k = NULL;
         int r;
 
-        r = runtime_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &k);
+        r = runtime_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
         runtime_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
@@ -579,8 +611,8 @@ static int install_policy(Daemon *d, Policy *p) {
                 d->watch_lost_logged = true;
         }
         if (d->recheck_timer) {
-                sd_event_source_set_time_relative(d->recheck_timer,
-                                                  (uint64_t)p->recheck_interval_sec * USEC_PER_SEC);
+                event_source_set_time_relative(d->recheck_timer,
+                                               (uint64_t)p->recheck_interval_sec * USEC_PER_SEC);
                 sd_event_source_set_enabled(d->recheck_timer, SD_EVENT_ONESHOT);
         }
         if (d->backoff_timer)
@@ -596,14 +628,12 @@ static void log_warnings(Daemon *d, const Diag *diag) {
 
 static void reload(Daemon *d) {
         _cleanup_diag_ Diag diag = {};
-        struct timespec ts;
         Policy *p = NULL;
         unsigned corrected;
         int r;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading %s",
-                   (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000, d->options->config);
+                   now_usec(CLOCK_MONOTONIC), d->options->config);
 
         r = load_policy(d, &diag, &p);
         if (r < 0) {
@@ -648,7 +678,7 @@ static int on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
 /* Schedules a reload `delay` from now, unless one is due sooner: a burst of triggers reloads once. */
 static void schedule_reload(Daemon *d, uint64_t delay) {
-        uint64_t due = now_usec(d) + delay, cur;
+        uint64_t due = loop_now_usec(d) + delay, cur;
         int enabled = SD_EVENT_OFF;
 
         sd_event_source_get_enabled(d->reload_timer, &enabled);
@@ -733,15 +763,16 @@ static int setup_config_watch(Daemon *d) {
 }
 
 static void daemon_done(Daemon *d) {
-        sd_event_source_disable_unref(d->thp_source);
-        sd_event_source_disable_unref(d->config_source);
-        sd_event_source_disable_unref(d->recheck_timer);
-        sd_event_source_disable_unref(d->reload_timer);
-        sd_event_source_disable_unref(d->backoff_timer);
-        sd_event_source_disable_unref(d->metrics_timer);
-        sd_event_source_disable_unref(d->sigterm);
-        sd_event_source_disable_unref(d->sigint);
-        sd_event_source_disable_unref(d->sighup);
+        event_ratelimit_done(&d->thp_ratelimit);
+        event_source_disable_unref(d->thp_source);
+        event_source_disable_unref(d->config_source);
+        event_source_disable_unref(d->recheck_timer);
+        event_source_disable_unref(d->reload_timer);
+        event_source_disable_unref(d->backoff_timer);
+        event_source_disable_unref(d->metrics_timer);
+        event_source_disable_unref(d->sigterm);
+        event_source_disable_unref(d->sigint);
+        event_source_disable_unref(d->sighup);
         sd_event_unref(d->event);
         watches_free(d->watches);
         watches_free(d->config_watch);
@@ -757,6 +788,12 @@ int daemon_run(const DaemonOptions *o) {
         Policy *p = NULL;
         int r;
 
+        /*
+         * A log line nobody reads (stderr piped into `head`, a closed console)
+         * must never stop enforcement: a failed write returns EPIPE instead.
+         */
+        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+                return EXIT_FAILURE;
         logger_init(&d.log, o->log_target, JOURNAL_SOCKET, stderr);
 
         r = sysfs_new(o->sysfs_root, &d.sysfs);
@@ -805,13 +842,11 @@ int daemon_run(const DaemonOptions *o) {
         }
 
         /* Signals first, so a SIGTERM during the startup apply waits for the loop and exits cleanly. */
-        r = sd_event_add_signal(d.event, &d.sigterm, SIGTERM | SD_EVENT_SIGNAL_PROCMASK, on_exit_signal, &d);
+        r = event_add_signal(d.event, &d.sigterm, SIGTERM, on_exit_signal, &d);
         if (r >= 0)
-                r = sd_event_add_signal(d.event, &d.sigint, SIGINT | SD_EVENT_SIGNAL_PROCMASK,
-                                        on_exit_signal, &d);
+                r = event_add_signal(d.event, &d.sigint, SIGINT, on_exit_signal, &d);
         if (r >= 0)
-                r = sd_event_add_signal(d.event, &d.sighup, SIGHUP | SD_EVENT_SIGNAL_PROCMASK, on_sighup,
-                                        &d);
+                r = event_add_signal(d.event, &d.sighup, SIGHUP, on_sighup, &d);
         if (r < 0) {
                 fprintf(stderr, "thpguardd: signals: %s\n", strerror(-r));
                 return EXIT_FAILURE;
@@ -821,12 +856,12 @@ int daemon_run(const DaemonOptions *o) {
 
         r = sd_event_add_io(d.event, &d.thp_source, d.watches->fd, EPOLLIN, on_thp_inotify, &d);
         if (r >= 0)
-                r = sd_event_source_set_ratelimit(d.thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
-                                                  INOTIFY_RATELIMIT_BURST);
+                r = event_ratelimit_init(&d.thp_ratelimit, d.thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
+                                         INOTIFY_RATELIMIT_BURST);
         if (r >= 0)
-                r = sd_event_add_time_relative(d.event, &d.recheck_timer, CLOCK_MONOTONIC,
-                                               (uint64_t)d.policy->recheck_interval_sec * USEC_PER_SEC,
-                                               USEC_PER_SEC / 10, on_recheck, &d);
+                r = event_add_time_relative(d.event, &d.recheck_timer, CLOCK_MONOTONIC,
+                                            (uint64_t)d.policy->recheck_interval_sec * USEC_PER_SEC,
+                                            USEC_PER_SEC / 10, on_recheck, &d);
         if (r >= 0)
                 r = sd_event_add_time(d.event, &d.reload_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC,
                                       on_reload_timer, &d);

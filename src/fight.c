@@ -19,6 +19,26 @@ void fight_done(Fight *f) {
         *f = (Fight){ 0 };
 }
 
+void fight_carry_over(Fight *f, const FightConfig *c, const Fight *old, unsigned old_threshold) {
+        unsigned keep;
+
+        if (c->threshold == 0 || old_threshold == 0)
+                return;
+        /* The newest `keep` entries of old's ring, oldest first. */
+        keep = old->n_recent < c->threshold ? old->n_recent : c->threshold;
+        for (unsigned i = 0; i < keep; i++)
+                f->recent[i] = old->recent[(old->head + old_threshold - keep + i) % old_threshold];
+        f->n_recent = keep;
+        f->head = keep % c->threshold;
+
+        f->active = old->active;
+        f->backoff_usec = old->backoff_usec < c->backoff_max_usec ? old->backoff_usec : c->backoff_max_usec;
+        f->until_usec = old->until_usec;
+        f->suppressed = old->suppressed;
+        f->suppressed_total = old->suppressed_total;
+        memcpy(f->foreign, old->foreign, sizeof(f->foreign));
+}
+
 bool fight_note_correction(Fight *f, const FightConfig *c, uint64_t now, const char *foreign) {
         uint64_t oldest;
 

@@ -41,6 +41,14 @@ typedef struct Fight {
 int fight_init(Fight *f, const FightConfig *c);
 void fight_done(Fight *f);
 
+/*
+ * A reload keeps a knob's fight: f (fresh from fight_init() with the new
+ * config c) takes over old's backoff and its most recent corrections, so a
+ * SIGHUP neither restarts the war at once nor loses the summary. Turning
+ * protection off (threshold 0) ends the fight.
+ */
+void fight_carry_over(Fight *f, const FightConfig *c, const Fight *old, unsigned old_threshold);
+
 /* A correction was made at now, undoing `foreign`. True if this starts a fight. */
 bool fight_note_correction(Fight *f, const FightConfig *c, uint64_t now, const char *foreign);
 

@@ -11,12 +11,13 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/json-util.h"
 #include "thpguard/macro.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static json_object *u64_or_null(uint64_t v) {
-        return v == PROCFS_UNKNOWN ? NULL : json_object_new_uint64(v);
+        return v == PROCFS_UNKNOWN ? NULL : json_new_uint64(v);
 }
 
 static json_object *str_or_null(const char *s) {
@@ -76,8 +77,8 @@ static json_object *policy_json(const CtlNode *n) {
         add(o, "loaded", json_object_new_boolean(n->policy != NULL));
         add(o, "mode", n->policy ? json_object_new_string(policy_mode_to_string(n->policy->mode)) : NULL);
         add(o, "error", str_or_null(n->policy_error));
-        add(o, "drift", json_object_new_uint64(n->n_policy_drift));
-        add(o, "unreadable", json_object_new_uint64(n->n_policy_error));
+        add(o, "drift", json_new_uint64(n->n_policy_drift));
+        add(o, "unreadable", json_new_uint64(n->n_policy_error));
         return o;
 }
 
@@ -117,7 +118,7 @@ static json_object *counters_json(const ProcCounter *c, size_t n) {
         json_object *o = json_object_new_object();
 
         for (size_t i = 0; o && i < n; i++)
-                add(o, c[i].name, json_object_new_uint64(c[i].value));
+                add(o, c[i].name, json_new_uint64(c[i].value));
         return o;
 }
 
@@ -130,7 +131,7 @@ static json_object *sizes_json(const CtlNode *n) {
                 if (!o)
                         continue;
                 add(o, "dir", json_object_new_string(n->sizes[i].dir));
-                add(o, "size_kb", json_object_new_uint64(n->sizes[i].size_kb));
+                add(o, "size_kb", json_new_uint64(n->sizes[i].size_kb));
                 add(o, "stats", counters_json(n->sizes[i].stats, n->sizes[i].n_stats));
                 json_object_array_add(a, o);
         }
@@ -143,7 +144,7 @@ static json_object *khugepaged_json(const CtlNode *n) {
         if (!o)
                 return NULL;
         add(o, "running", json_object_new_boolean(n->khugepaged.pid != 0));
-        add(o, "pid", n->khugepaged.pid ? json_object_new_uint64(n->khugepaged.pid) : NULL);
+        add(o, "pid", n->khugepaged.pid ? json_new_uint64(n->khugepaged.pid) : NULL);
         add(o, "pages_collapsed", u64_or_null(n->khugepaged.pages_collapsed));
         add(o, "full_scans", u64_or_null(n->khugepaged.full_scans));
         return o;
@@ -169,16 +170,16 @@ static json_object *procs_json(const CtlNode *n) {
                 json_object_put(top);
                 return NULL;
         }
-        add(o, "scanned", json_object_new_uint64(s->n_scanned));
-        add(o, "measured", json_object_new_uint64(s->n_measured));
-        add(o, "skipped", json_object_new_uint64(s->n_unreadable));
-        add(o, "with_anon_huge_pages", json_object_new_uint64(s->n_with_thp));
+        add(o, "scanned", json_new_uint64(s->n_scanned));
+        add(o, "measured", json_new_uint64(s->n_measured));
+        add(o, "skipped", json_new_uint64(s->n_unreadable));
+        add(o, "with_anon_huge_pages", json_new_uint64(s->n_with_thp));
         for (size_t i = 0; i < s->n_top; i++) {
                 json_object *p = json_object_new_object();
 
                 if (!p)
                         continue;
-                add(p, "pid", json_object_new_uint64(s->top[i].pid));
+                add(p, "pid", json_new_uint64(s->top[i].pid));
                 add(p, "command", json_object_new_string(s->top[i].name));
                 rollup_fields(p, &s->top[i].rollup);
                 add(p, "thp_enabled", tristate(s->top[i].thp_enabled));
@@ -221,7 +222,7 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
 
         if (!root)
                 return -ENOMEM;
-        add(root, "pid", json_object_new_uint64(p->pid));
+        add(root, "pid", json_new_uint64(p->pid));
         add(root, "command", json_object_new_string(p->status.name));
         add(root, "exe", str_or_null(p->exe));
         add(root, "kernel_thread", tristate(p->status.kthread));
@@ -238,12 +239,12 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
                 json_object *s = json_object_new_object(), *top = json_object_new_array();
 
                 if (s && top) {
-                        add(s, "mappings", json_object_new_uint64(m->n_mappings));
-                        add(s, "anon_huge_pages_kb", json_object_new_uint64(m->anon_huge_pages_kb));
-                        add(s, "advised_huge", json_object_new_uint64(m->n_advised_huge));
-                        add(s, "advised_huge_kb", json_object_new_uint64(m->advised_huge_kb));
-                        add(s, "advised_nohuge", json_object_new_uint64(m->n_advised_nohuge));
-                        add(s, "thp_eligible", json_object_new_uint64(m->n_thp_eligible));
+                        add(s, "mappings", json_new_uint64(m->n_mappings));
+                        add(s, "anon_huge_pages_kb", json_new_uint64(m->anon_huge_pages_kb));
+                        add(s, "advised_huge", json_new_uint64(m->n_advised_huge));
+                        add(s, "advised_huge_kb", json_new_uint64(m->advised_huge_kb));
+                        add(s, "advised_nohuge", json_new_uint64(m->n_advised_nohuge));
+                        add(s, "thp_eligible", json_new_uint64(m->n_thp_eligible));
                         for (size_t i = 0; i < m->n_top; i++) {
                                 const ProcMapping *x = &m->top[i];
                                 json_object *o = json_object_new_object();
@@ -254,9 +255,9 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
                                 snprintf(addr, sizeof(addr), "%" PRIx64 "-%" PRIx64, x->start, x->end);
                                 add(o, "address", json_object_new_string(addr));
                                 add(o, "perms", json_object_new_string(x->perms));
-                                add(o, "size_kb", json_object_new_uint64((x->end - x->start) / 1024));
+                                add(o, "size_kb", json_new_uint64((x->end - x->start) / 1024));
                                 add(o, "rss_kb", u64_or_null(x->rss_kb));
-                                add(o, "anon_huge_pages_kb", json_object_new_uint64(x->anon_huge_pages_kb));
+                                add(o, "anon_huge_pages_kb", json_new_uint64(x->anon_huge_pages_kb));
                                 add(o, "madv_hugepage", json_object_new_boolean(x->advised_huge));
                                 add(o, "madv_nohugepage", json_object_new_boolean(x->advised_nohuge));
                                 add(o, "thp_eligible", tristate(x->thp_eligible));

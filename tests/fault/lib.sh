@@ -83,7 +83,9 @@ daemon_start_cmd() {
 metric() {
         local re
         if [ -n "${2:-}" ]; then re="^$1\\{$2\\} "; else re="^$1 "; fi
-        grep -E -- "$re" "$WORK/m.prom" 2>/dev/null | awk '{ print $2 }' | head -1
+        # Empty, never a failure, before the daemon's first write: under set -e
+        # a failing $(metric ...) would end the test without a word.
+        { grep -E -- "$re" "$WORK/m.prom" 2>/dev/null || true; } | awk '{ print $2 }' | head -1
 }
 
 # wait_metric_ge NAME LABELS MIN SECONDS: until the sample is >= MIN.

@@ -44,6 +44,13 @@ thp = { enabled = "madvise"; };'
         for i in $(seq $DRIFTS); do
                 thp_set enabled "$([ $((i % 2)) = 0 ] && echo always || echo never)"
                 thp_wait_for enabled madvise 5 || fail "$case: drift $i not corrected"
+                # The next drift only once the daemon is done with this one (its
+                # line is written after the read-back): a write racing that
+                # read-back would be a "did not stick", not another drift.
+                for ((t = 0; t < 500; t++)); do
+                        [ "$(log_count 'corrected enabled: .* \(inotify\)')" -ge "$i" ] && break
+                        sleep 0.01
+                done
         done
         # A valid reload that changes the value, then an invalid one.
         write_policy 'recheck_interval = 3600; fight_threshold = 0;

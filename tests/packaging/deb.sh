@@ -1,6 +1,8 @@
 #!/bin/bash
 # packaging/build-deb builds the .deb from the sources; it holds what issue
-# 4 lists, the policy is a conffile, the maintainer scripts enable and start
+# 4 lists, thpguardctl with its page in section 1, the README, the MIT
+# license in copyright and a NEWS entry saying installing changes THP at
+# once; the policy is a conffile, the maintainer scripts enable and start
 # the unit (dh_installsystemd), and lintian reports no error.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -10,8 +12,8 @@ deb=$(pkg_build deb)
 echo "deb: $deb"
 
 files=$(pkg_deb_files "$deb")
-for f in /usr/sbin/thpguardd /etc/thpguard/thpguard.conf /usr/lib/systemd/catalog/thpguard.catalog \
-        /usr/share/man/man8/thpguardd.8 /usr/share/man/man5/thpguard.conf.5 \
+for f in /usr/sbin/thpguardd /usr/bin/thpguardctl /etc/thpguard/thpguard.conf /usr/lib/systemd/catalog/thpguard.catalog \
+        /usr/share/man/man8/thpguardd.8 /usr/share/man/man5/thpguard.conf.5 /usr/share/man/man1/thpguardctl.1 \
         /usr/share/thpguard/profiles/{go-services,jvm-g1,redis,mongodb8,mixed-node}.conf; do
         echo "$files" | grep -qxF "$f" || pkg_fail "the .deb lacks $f"
 done
@@ -38,6 +40,27 @@ grep -q "deb-systemd-helper purge 'thpguardd.service'" "$ctl/DEBIAN/postrm" || p
 echo "ok: maintainer scripts enable, start, stop and purge the unit"
 
 dpkg-deb -f "$deb" Depends | grep -q procps || pkg_fail "no dependency on procps (ExecReload= runs /bin/kill)"
+
+# /usr/share/doc/thpguard: the README (debian/docs), the license, NEWS.
+doc=$ctl/root/usr/share/doc/thpguard
+zcat -f "$doc"/README.md* 2>/dev/null | cmp -s - "$SRCDIR/README.md" ||
+        pkg_fail "/usr/share/doc/thpguard/README.md(.gz) is missing or is not README.md: $(ls "$doc")"
+# copyright: the holder, years and MIT text of LICENSE (debian/copyright's
+# layout aside: a leading space, "." for an empty line).
+holder=$(sed -n 's/^Copyright (c) //p' "$SRCDIR/LICENSE")
+grep -qxF "Copyright: $holder" "$doc/copyright" || pkg_fail "copyright does not say 'Copyright: $holder' as LICENSE does"
+words() { sed -n '/^ \{0,1\}Permission is hereby granted/,$p' | sed 's/^ //; s/^\.$//' | tr -s '[:space:]' ' '; }
+[ "$(words <"$doc/copyright")" = "$(words <"$SRCDIR/LICENSE")" ] || pkg_fail "copyright's MIT text is not LICENSE's"
+# NEWS.Debian: an entry for this version that says THP changes on install.
+[ -f "$doc/NEWS.Debian.gz" ] || pkg_fail "no /usr/share/doc/thpguard/NEWS.Debian.gz (debian/NEWS)"
+newsver=$(zcat "$doc/NEWS.Debian.gz" | dpkg-parsechangelog -l - -S Version)
+[ "$newsver" = "$(dpkg-deb -f "$deb" Version)" ] || pkg_fail "NEWS.Debian's entry is for $newsver, not this package's version"
+news=$(zcat "$doc/NEWS.Debian.gz" | tr -s '[:space:]' ' ')
+for phrase in "at once" thpguardd.service /etc/thpguard/thpguard.conf "kernel's default"; do
+        grep -qF "$phrase" <<<"$news" || pkg_fail "NEWS.Debian does not say '$phrase':
+$news"
+done
+echo "ok: README.md, copyright (MIT, $holder) and NEWS.Debian ($newsver) in /usr/share/doc/thpguard"
 
 # lintian: no errors (warnings are printed, not fatal).
 rc=0

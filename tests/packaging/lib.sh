@@ -43,26 +43,29 @@ pkg_source_hash() {
         rm -rf "$d"
 }
 
-# Builds (or reuses) a package: pkg_build deb|rpm; prints its path.
+# Builds (or reuses) a package: pkg_build deb|rpm|srpm; prints its path.
 pkg_build() {
-        local kind=$1 hash dir f
-        exec 8>"$PKG_WORK/build-$kind.lock"
+        local kind=$1 format hash dir f
+        # packaging/build-rpm makes the .rpm and the .src.rpm together.
+        format=${kind#s}
+        exec 8>"$PKG_WORK/build-$format.lock"
         flock 8
         hash=$(pkg_source_hash)
-        dir=$PKG_WORK/out/$kind
+        dir=$PKG_WORK/out/$format
         if [ "$(cat "$dir/.source-hash" 2>/dev/null)" != "$hash" ]; then
                 rm -rf "$dir"
                 mkdir -p "$dir"
-                echo "building the $kind package (sources $hash)..." >&2
-                "$SRCDIR/packaging/build-$kind" "$dir" >&2 || pkg_fail "packaging/build-$kind failed"
+                echo "building the $format packages (sources $hash)..." >&2
+                "$SRCDIR/packaging/build-$format" "$dir" >&2 || pkg_fail "packaging/build-$format failed"
                 echo "$hash" >"$dir/.source-hash"
         else
-                echo "reusing the $kind package built from the same sources ($hash)" >&2
+                echo "reusing the $format packages built from the same sources ($hash)" >&2
         fi
         exec 8>&-
         case $kind in
-        deb) f=$(ls "$dir"/thpguard_*.deb) ;;
-        rpm) f=$(ls "$dir"/thpguard-[0-9]*.rpm) ;;
+        deb) f=$(ls "$dir"/thpguard_*.deb 2>/dev/null || :) ;;
+        rpm) f=$(find "$dir" -maxdepth 1 -name 'thpguard-[0-9]*.rpm' ! -name '*.src.rpm') ;;
+        srpm) f=$(ls "$dir"/thpguard-[0-9]*.src.rpm 2>/dev/null || :) ;;
         esac
         [ -f "$f" ] || pkg_fail "no $kind package in $dir"
         echo "$f"
@@ -135,14 +138,15 @@ pkg_tree_copy() {
 }
 
 # The files (not directories) a .deb installs, one path a line, without
-# /usr/share/doc (Debian-only) and with man pages' .gz removed.
+# /usr/share/doc (each format has its own docs and license layout: checked
+# apart) and with man pages' .gz removed.
 pkg_deb_files() {
         dpkg-deb --fsys-tarfile "$1" | tar -tvf - | awk '$1 !~ /^d/ { print $6 }' | sed 's|^\./|/|' |
                 grep -v '^/usr/share/doc/' | sed 's/\.gz$//' | sort
 }
 
-# The same for an .rpm.
+# The same for an .rpm (without /usr/share/doc and /usr/share/licenses).
 pkg_rpm_files() {
         rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$1" | awk '$1 !~ /^d/ { print $2 }' |
-                grep -v '^/usr/lib/\.build-id' | sed 's/\.gz$//' | sort
+                grep -vE '^/usr/lib/\.build-id|^/usr/share/(doc|licenses)/' | sed 's/\.gz$//' | sort
 }

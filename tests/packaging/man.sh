@@ -37,6 +37,28 @@ for scd in "$SRCDIR"/man/*.scd; do
 done
 echo "ok: every page installs to its section"
 
+# A program's page is in the section its install directory calls for:
+# thpguardctl (bindir, a user command) in 1, thpguardd (sbindir) in 8.
+for p in man1/thpguardctl.1 man8/thpguardd.8; do
+        find "$root" -path "*/man/$p" | grep -q . || pkg_fail "$p is not installed"
+done
+head=$(MANWIDTH=80 man -l "$BUILDDIR/man/thpguardctl.1" 2>/dev/null | col -b | sed -n 1p)
+grep -q 'thpguardctl(1)' <<<"$head" || pkg_fail "thpguardctl.1's title line is '$head', want thpguardctl(1)"
+echo "ok: thpguardctl(1) and thpguardd(8) are in their sections"
+
+# Every reference to one of our pages names its real section, in the pages,
+# the README, the unit and catalog, and the packaging.
+pages=$(for scd in "$SRCDIR"/man/*.scd; do basename "$scd" .scd; done)
+for page in $pages; do
+        name=${page%.*}
+        sec=${page##*.}
+        bad=$(cd "$SRCDIR" && grep -rnE "\b${name//./\.}\*?\(([0-9])\)" man README.md systemd packaging 2>/dev/null |
+                grep -vE "\b${name//./\.}\*?\($sec\)" || :)
+        [ -z "$bad" ] || pkg_fail "references to $name in the wrong section (the page is $page):
+$bad"
+done
+echo "ok: every reference to a thpguard page names its section"
+
 # thpguardd(8) names every long option the program accepts.
 d8=$(MANWIDTH=200 man -l "$BUILDDIR/man/thpguardd.8" 2>/dev/null | col -b)
 for opt in $("$THPGUARDD" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do

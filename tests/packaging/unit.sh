@@ -43,7 +43,9 @@ want=(
         'Type=notify'
         'ExecReload=/bin/kill -HUP $MAINPID'
         'WatchdogSec='
-        'Restart=on-failure'
+        'Restart=always'
+        'RestrictAddressFamilies=AF_UNIX'
+        'IPAddressDeny=any'
         'ConditionPathIsDirectory=/sys/kernel/mm/transparent_hugepage'
         'DefaultDependencies=no'
         'After=systemd-journald.socket'
@@ -60,7 +62,15 @@ for w in "${want[@]}"; do
         grep -qxF -- "$w" <(sed 's/[[:space:]]*$//' "$unit") || grep -q "^${w//\$/\\\$}" "$unit" ||
                 pkg_fail "the unit lacks '$w'"
 done
+# PrivateNetwork=yes would give the service its own /sys on systemd >= 254,
+# where inotify sees no foreign write (one sysfs superblock per netns).
+! grep -q '^PrivateNetwork=' "$unit" || pkg_fail "the unit sets PrivateNetwork=: inotify would miss drift on systemd >= 254"
 exec_start=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
+# systemctl reload validates the same file the daemon reads before SIGHUP.
+config=$(sed -n 's/^ExecStart=.*--config \([^ ]*\).*/\1/p' "$unit")
+first_reload=$(sed -n 's/^ExecReload=//p' "$unit" | head -n 1)
+[ "$first_reload" = "$exec_start --check-config --config $config" ] ||
+        pkg_fail "the first ExecReload= is '$first_reload', want '$exec_start --check-config --config $config'"
 [ -x "$root$exec_start" ] || pkg_fail "ExecStart=$exec_start is not what cmake installed"
 grep -q -- "--config $(sed -n 's/^ExecStart=.*--config \([^ ]*\).*/\1/p' "$unit")" "$unit"
 echo "unit lines: all present; ExecStart=$exec_start"

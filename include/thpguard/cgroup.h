@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Who a process belongs to, from its cgroup path: the systemd unit, and for
+ * a Kubernetes container its pod UID and container ID. Pure parsing of the
+ * text in /proc/PID/cgroup; no I/O.
+ */
+
+#include <stddef.h>
+
+#define CGROUP_PATH_MAX         4096
+#define CGROUP_UNIT_MAX         256
+#define CGROUP_POD_UID_MAX      64
+#define CGROUP_CONTAINER_ID_MAX 128
+
+typedef struct CgroupOwner {
+        char unit[CGROUP_UNIT_MAX];                 /* "tuned.service"; "" when none */
+        char pod_uid[CGROUP_POD_UID_MAX];           /* "" unless a Kubernetes pod's */
+        char container_id[CGROUP_CONTAINER_ID_MAX]; /* "" unless a container's */
+} CgroupOwner;
+
+/*
+ * The process's path in the unified hierarchy ("0::/system.slice/x.service"),
+ * else in systemd's named v1 hierarchy ("1:name=systemd:/..."). -ENOENT if
+ * neither line is there; -ENAMETOOLONG if it does not fit.
+ */
+int cgroup_path_from_proc(const char *buf, size_t len, char *ret, size_t size);
+
+/*
+ * The owner of a cgroup path. The unit is the first component after the
+ * slices that names a unit, as systemd's cg_path_get_unit() finds it:
+ *
+ *   /system.slice/tuned.service                      unit tuned.service
+ *   /user.slice/user-1000.slice/session-3.scope      unit session-3.scope
+ *   /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f60_7a8b_9c0d_e1f2a3b4c5d6.slice/
+ *       cri-containerd-<64 hex>.scope                unit, pod 1b2c3d4e-5f60-..., container <64 hex>
+ *   /kubepods/burstable/pod1b2c3d4e-5f60-.../<64 hex> (cgroupfs driver): pod and container, no unit
+ *
+ * crio-<id>.scope and docker-<id>.scope name containers the same way.
+ * Never fails: what the path does not say stays "".
+ */
+void cgroup_owner_from_path(const char *path, CgroupOwner *ret);

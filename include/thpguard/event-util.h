@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * sd-event calls newer than libsystemd 239 (RHEL 8), each with a fallback
+ * of the same observable behaviour. CMake decides which side is built
+ * (HAVE_* from check_symbol_exists, or all fallbacks with
+ * -DTHPGUARD_LIBSYSTEMD_API=239); callers never see the difference.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+#include <time.h>
+
+#define USEC_PER_SEC  UINT64_C(1000000)
+#define USEC_PER_MSEC UINT64_C(1000)
+
+/* Now on a clock, in microseconds, like systemd's now(). */
+uint64_t now_usec(clockid_t clock);
+
+/* sd_event_add_time_relative() (libsystemd 247). */
+int event_add_time_relative(sd_event *e, sd_event_source **ret, clockid_t clock, uint64_t usec,
+                            uint64_t accuracy, sd_event_time_handler_t callback, void *userdata);
+
+/* sd_event_source_set_time_relative() (libsystemd 247). */
+int event_source_set_time_relative(sd_event_source *s, uint64_t usec);
+
+/* sd_event_source_disable_unref() (libsystemd 243). Returns NULL. */
+sd_event_source *event_source_disable_unref(sd_event_source *s);
+
+/*
+ * sd_event_add_signal() with SD_EVENT_SIGNAL_PROCMASK (libsystemd 252):
+ * blocks the signal in this thread first, as sd-event requires.
+ */
+int event_add_signal(sd_event *e, sd_event_source **ret, int sig, sd_event_signal_handler_t callback,
+                     void *userdata);
+
+/*
+ * At most `burst` dispatches of one source per `interval_usec`; past that
+ * the source sleeps until the interval ends, and whatever queued up for it
+ * (inotify events) is coalesced by the kernel meanwhile. With libsystemd
+ * 248 this is sd_event_source_set_ratelimit(). Before, the source is
+ * switched off and a timer switches it on again: the handler calls
+ * event_ratelimit_over() first and returns at once when it says true.
+ */
+typedef struct EventRateLimit {
+        sd_event_source *source;
+        sd_event_source *resume_timer; /* fallback only */
+        uint64_t interval_usec;
+        unsigned burst;
+        uint64_t window_start_usec; /* fallback only: CLOCK_MONOTONIC */
+        unsigned dispatched;        /* fallback only: in this window */
+} EventRateLimit;
+
+int event_ratelimit_init(EventRateLimit *rl, sd_event_source *source, uint64_t interval_usec,
+                         unsigned burst);
+int event_ratelimit_set_burst(EventRateLimit *rl, unsigned burst);
+bool event_ratelimit_over(EventRateLimit *rl);
+void event_ratelimit_done(EventRateLimit *rl);
