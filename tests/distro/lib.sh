@@ -52,7 +52,7 @@ distro_hash() {
 # Unmounts everything mounted below DIR, deepest first.
 distro_umount_below() {
         local m
-        for m in $(awk -v t="$1" 'index($2, t "/") == 1 { print $2 }' /proc/self/mounts | sort -r); do
+        awk -v t="$1" 'index($2, t "/") == 1 { print $2 }' /proc/self/mounts | sort -r | while read -r m; do
                 umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || :
         done
 }
