@@ -20,8 +20,15 @@ DISTRO_CACHE=${THPGUARD_DISTRO_CACHE:-/var/cache/thpguard-distro}
 DISTRO_RECIPE=1
 
 # What the booted image has besides minbase: systemd as PID 1, udev (for
-# the root device unit), the release's own kernel and an initramfs to boot it.
-BOOT_PACKAGES=(systemd systemd-sysv udev linux-image-amd64 initramfs-tools)
+# the root device unit), an initramfs generator, and then the release's own
+# kernel. Two apt-get runs: the kernel's postinst makes the initrd once, and
+# no later trigger of initramfs-tools makes it again.
+BOOT_PACKAGES=(systemd systemd-sysv udev initramfs-tools)
+BOOT_KERNEL=(linux-image-amd64)
+
+# Given to debconf in a build tree before install-deps runs: man-db's index
+# serves nothing there and takes minutes to build.
+BUILD_DEBCONF='man-db man-db/auto-update boolean false'
 
 distro_number() {
         case $1 in
@@ -100,8 +107,8 @@ distro_tree() {
         base_key=$(printf '%s\n' "$DISTRO_RECIPE" "$rel" "$mirror" minbase | distro_hash)
         case $kind in
         base) key=$base_key ;;
-        build) key=$(cat <(echo "$base_key") "$SRCDIR/packaging/install-deps" | distro_hash) ;;
-        boot) key=$(printf '%s\n' "$base_key" "${BOOT_PACKAGES[@]}" | distro_hash) ;;
+        build) key=$(cat <(printf '%s\n' "$base_key" "$BUILD_DEBCONF") "$SRCDIR/packaging/install-deps" | distro_hash) ;;
+        boot) key=$(printf '%s\n' "$base_key" "${BOOT_PACKAGES[@]}" -- "${BOOT_KERNEL[@]}" | distro_hash) ;;
         esac
         # The marker is written after the tree is in place: a tree without it
         # is what an interrupted run left, and is made again.
@@ -114,7 +121,7 @@ distro_tree() {
         distro_remove "$tmp"
         case $kind in
         base)
-                echo "== debootstrap --variant=minbase $rel from $mirror" >>"$log"
+                echo "== $(date +%T) debootstrap --variant=minbase $rel from $mirror" >>"$log"
                 if ! debootstrap --variant=minbase --cache-dir="$dir/archives" "$rel" "$tmp" "$mirror" \
                         >>"$log" 2>&1 </dev/null; then
                         distro_remove "$tmp"
@@ -126,20 +133,22 @@ distro_tree() {
                 ;;
         build | boot)
                 base=$(distro_tree "$rel" base "$log") || return 1
-                echo "== making the $kind tree from $base" >>"$log"
+                echo "== $(date +%T) making the $kind tree from $base" >>"$log"
                 cp -a "$base" "$tmp"
                 if [ "$kind" = build ]; then
                         # packaging/install-deps itself, on a fresh tree of this release.
                         mkdir -p "$tmp/tmp/install-deps"
                         cp "$SRCDIR/packaging/install-deps" "$tmp/tmp/install-deps/"
-                        distro_chroot "$tmp" "$dir/archives" /tmp/install-deps/install-deps deb >>"$log" 2>&1 ||
+                        echo "$BUILD_DEBCONF" | distro_chroot "$tmp" "" debconf-set-selections >>"$log" 2>&1 ||
+                                { distro_remove "$tmp"; echo "debconf-set-selections in the $rel tree failed (see $log)" >&2; return 1; }
+                        distro_chroot "$tmp" "$dir/archives" /tmp/install-deps/install-deps deb >>"$log" 2>&1 </dev/null ||
                                 { distro_remove "$tmp"; distro_fail_fetch "$rel" "packaging/install-deps deb in the $rel tree" "$log" >&2; return 1; }
                         rm -rf "$tmp/tmp/install-deps"
                 else
-                        distro_chroot "$tmp" "$dir/archives" sh -c \
-                                "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${BOOT_PACKAGES[*]}" \
-                                >>"$log" 2>&1 ||
-                                { distro_remove "$tmp"; distro_fail_fetch "$rel" "installing ${BOOT_PACKAGES[*]} in the $rel tree" "$log" >&2; return 1; }
+                        distro_chroot "$tmp" "$dir/archives" sh -c "apt-get update -qq &&
+                                apt-get install -y -qq --no-install-recommends ${BOOT_PACKAGES[*]} &&
+                                apt-get install -y -qq --no-install-recommends ${BOOT_KERNEL[*]}" >>"$log" 2>&1 </dev/null ||
+                                { distro_remove "$tmp"; distro_fail_fetch "$rel" "installing ${BOOT_PACKAGES[*]} ${BOOT_KERNEL[*]} in the $rel tree" "$log" >&2; return 1; }
                 fi
                 ;;
         esac
@@ -149,5 +158,6 @@ distro_tree() {
         done
         mv "$tmp" "$dir/$kind-$key"
         touch "$dir/$kind-$key.complete"
+        echo "== $(date +%T) $kind tree made: $dir/$kind-$key" >>"$log"
         echo "$dir/$kind-$key"
 }
