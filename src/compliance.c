@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
 
 const char *knob_state_to_string(KnobState state) {
@@ -30,7 +31,7 @@ static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t
         }
         if (read_result < 0) {
                 st->state = KNOB_STATE_ERROR;
-                snprintf(st->reason, sizeof(st->reason), "cannot read: %s", strerror(-read_result));
+                snprintf(st->reason, sizeof(st->reason), "cannot read: %s", fileio_strerror(-read_result));
                 return;
         }
         if (knob_value_parse(k->spec->type, buf, len, &v) < 0) {

@@ -1,30 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/daemon.h"
-
+/*
+ * The enforcing daemon: setup (daemon_new(), daemon_start(), one helper per
+ * event source), the knob checks every trigger goes through, and the
+ * triggers themselves: inotify on the knob directories, the periodic
+ * recheck, a writer fight's backoff, the exit signals. The policy and its
+ * reloads live in daemon-reload.c, the metrics file in daemon-metrics.c.
+ */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <systemd/sd-daemon.h>
-#include <systemd/sd-event.h>
-#include <time.h>
 
+#include "daemon-internal.h"
 #include "thpguard/compliance.h"
-#include "thpguard/enforce.h"
-#include "thpguard/event-util.h"
-#include "thpguard/fight.h"
 #include "thpguard/message-ids.h"
-#include "thpguard/metrics.h"
-#include "thpguard/path.h"
-#include "thpguard/policy.h"
-#include "thpguard/sysfs.h"
-#include "thpguard/watch.h"
 
-/* Editors and the kubelet touch a policy several times per change; reload once. */
-#define RELOAD_DEBOUNCE_USEC (100 * USEC_PER_MSEC)
 /*
  * A writer looping flat out raises IN_MODIFY as fast as it writes. Past this
  * rate sd-event pauses the inotify source and the kernel coalesces the
@@ -38,58 +32,9 @@
  * second. Other knobs' drift may then wait up to the rest of the second.
  */
 #define INOTIFY_RATELIMIT_BURST_FIGHT 50
-/* The metrics file is rewritten after corrections and rechecks, at most this often. */
-#define METRICS_MIN_INTERVAL_USEC USEC_PER_SEC
-
-typedef struct KnobRuntime {
-        char path[KNOB_PATH_MAX]; /* same as the policy knob's; the key across reloads */
-        SysfsHandle file;         /* kept open: pread() is ~7x cheaper than open+read+close here */
-        Fight fight;
-        KnobState state; /* as last seen */
-        bool state_known;
-        int reported_errno;            /* failure already logged; 0 when none */
-        char reported[KNOB_VALUE_MAX]; /* observed value already logged as audit drift or failure */
-        uint64_t corrections[_TRIGGER_MAX];
-        uint64_t failures;
-        uint64_t fights;
-} KnobRuntime;
-
-typedef struct Daemon {
-        const DaemonOptions *options;
-        sd_event *event;
-        Logger log;
-        Sysfs *sysfs;
-        uint64_t ptes_max;
-
-        Policy *policy;
-        KnobRuntime *knobs; /* parallel to policy->knobs */
-        FightConfig fight_config;
-
-        Watches *watches;
-        Watches *config_watch; /* the policy file's directory */
-        const char *config_name;
-        sd_event_source *thp_source, *config_source;
-        EventRateLimit thp_ratelimit;
-        sd_event_source *recheck_timer, *reload_timer, *backoff_timer;
-        sd_event_source *sigterm, *sigint, *sighup;
-        bool watch_lost_logged;
-        bool unseen_drift_logged;
-
-        uint64_t rechecks;
-        uint64_t reloads_ok, reloads_failed;
-        uint64_t last_correction_usec; /* CLOCK_REALTIME; 0: none since start */
-
-        /* The metrics file (--metrics-file, else the policy's metrics_file, else none). */
-        char proc_root[PATH_MAX];
-        sd_event_source *metrics_timer; /* the trailing write of a burst */
-        uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
-        bool metrics_dirty;
-        int metrics_error; /* the write error already logged; 0 when none */
-        bool stopped;
-} Daemon;
 
 /* The time the loop woke at: every handler of one wakeup sees the same. */
-static uint64_t loop_now_usec(Daemon *d) {
+uint64_t daemon_now(Daemon *d) {
         uint64_t t;
 
         if (sd_event_now(d->event, CLOCK_MONOTONIC, &t) < 0)
@@ -97,7 +42,7 @@ static uint64_t loop_now_usec(Daemon *d) {
         return t;
 }
 
-static void runtime_free(KnobRuntime *k, size_t n) {
+static void tracked_knobs_free(TrackedKnob *k, size_t n) {
         for (size_t i = 0; k && i < n; i++) {
                 sysfs_handle_close(&k[i].file);
                 fight_done(&k[i].fight);
@@ -114,9 +59,9 @@ static FightConfig fight_config_for(const Policy *p) {
 }
 
 /* Per-knob state for a new policy; counters and fights carry over by knob path. */
-static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime *old, size_t n_old,
-                       const FightConfig *old_fc, KnobRuntime **ret) {
-        KnobRuntime *k = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*k));
+static int tracked_knobs_new(const Policy *p, const FightConfig *fc, const TrackedKnob *old, size_t n_old,
+                             const FightConfig *old_fc, TrackedKnob **ret) {
+        TrackedKnob *k = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*k));
 
         if (!k)
                 return -ENOMEM;
@@ -124,7 +69,7 @@ static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime
                 snprintf(k[i].path, sizeof(k[i].path), "%s", p->knobs[i].path);
                 k[i].file = SYSFS_HANDLE_CLOSED;
                 if (fight_init(&k[i].fight, fc) < 0) {
-                        runtime_free(k, i);
+                        tracked_knobs_free(k, i);
                         return -ENOMEM;
                 }
                 for (size_t j = 0; j < n_old; j++) {
@@ -140,7 +85,7 @@ static int runtime_new(const Policy *p, const FightConfig *fc, const KnobRuntime
         return 0;
 }
 
-static PolicyMode effective_mode(const Daemon *d) {
+PolicyMode daemon_mode(const Daemon *d) {
         return d->options->audit ? POLICY_MODE_AUDIT : d->policy->mode;
 }
 
@@ -150,26 +95,29 @@ static void log_correction(Daemon *d, const PolicyKnob *k, const EnforceOutcome 
                                                             : "failed";
         char errno_str[16], why[256];
         LogField f[] = {
-                { "THPGUARD_KNOB", k->path },       { "THPGUARD_OBSERVED", o->before.actual },
-                { "THPGUARD_DESIRED", k->desired }, { "THPGUARD_TRIGGER", trigger_to_string(t) },
-                { "THPGUARD_RESULT", result },      { "THPGUARD_ERRNO", errno_str },
+                { "THPGUARD_KNOB", k->path },
+                { "THPGUARD_OBSERVED", o->before.actual },
+                { "THPGUARD_DESIRED", k->desired },
+                { "THPGUARD_TRIGGER", trigger_to_string(t) },
+                { "THPGUARD_RESULT", result },
+                { "THPGUARD_ERRNO", o->action == ENFORCE_FAILED ? errno_str : NULL },
         };
 
         switch (o->action) {
         case ENFORCE_CORRECTED:
-                log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_CORRECTED, f, 5,
+                log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_CORRECTED, f, ELEMENTSOF(f),
                           "corrected %s: %s -> %s (%s)", k->path, o->before.actual, k->desired,
                           trigger_to_string(t));
                 break;
         case ENFORCE_AUDIT:
-                log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_AUDIT_DRIFT, f, 5,
+                log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_AUDIT_DRIFT, f, ELEMENTSOF(f),
                           "drift on %s: %s, policy wants %s (audit mode, not corrected; %s)", k->path,
                           o->before.actual, k->desired, trigger_to_string(t));
                 break;
         case ENFORCE_FAILED:
                 snprintf(errno_str, sizeof(errno_str), "%d", o->error);
                 enforce_describe_failure(o, why, sizeof(why));
-                log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_CORRECTION_FAILED, f, 6,
+                log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_CORRECTION_FAILED, f, ELEMENTSOF(f),
                           "failed to correct %s: %s -> %s (%s): %s", k->path, o->before.actual, k->desired,
                           trigger_to_string(t), why);
                 break;
@@ -180,7 +128,7 @@ static void log_correction(Daemon *d, const PolicyKnob *k, const EnforceOutcome 
 
 /* Logs a knob turning unsupported or unreadable, or coming back, once per change. */
 static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
-        KnobRuntime *rt = &d->knobs[i];
+        TrackedKnob *rt = &d->knobs[i];
         const PolicyKnob *k = &d->policy->knobs[i];
         bool was_bad =
             rt->state_known && (rt->state == KNOB_STATE_UNSUPPORTED || rt->state == KNOB_STATE_ERROR);
@@ -190,24 +138,24 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
                 return;
         d->metrics_dirty = true;
         if (st->state == KNOB_STATE_UNSUPPORTED || st->state == KNOB_STATE_ERROR)
-                log_event(&d->log, LOG_WARNING, NULL, f, 1, "%s is %s: %s; skipping it", k->path,
+                log_event(&d->log, LOG_WARNING, NULL, f, ELEMENTSOF(f), "%s is %s: %s; skipping it", k->path,
                           knob_state_to_string(st->state), st->reason);
         else if (was_bad)
-                log_event(&d->log, LOG_INFO, NULL, f, 1, "%s can be enforced again", k->path);
+                log_event(&d->log, LOG_INFO, NULL, f, ELEMENTSOF(f), "%s can be enforced again", k->path);
         rt->state = st->state;
         rt->state_known = true;
 }
 
 static void arm_backoff_timer(Daemon *d);
-static void metrics_update(Daemon *d);
+static void rearm_recheck(Daemon *d);
 
 /* Enforces one knob and logs what happened. True if it was corrected, or drifted in audit mode. */
 static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
-        KnobRuntime *rt = &d->knobs[i];
+        TrackedKnob *rt = &d->knobs[i];
         const PolicyKnob *k = &d->policy->knobs[i];
         EnforceOutcome o;
 
-        enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, effective_mode(d), &o);
+        enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, daemon_mode(d), &o);
         note_state(d, i, &o.before);
         if (o.action != ENFORCE_NONE)
                 d->metrics_dirty = true;
@@ -255,7 +203,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
                                  { "THPGUARD_DESIRED", k->desired } };
                 rt->fights++;
                 log_event(
-                    &d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, 3,
+                    &d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
                     "writer fight on %s: another writer keeps setting %s (more than %u corrections in %us); "
                     "backing off",
                     k->path, o.before.actual, d->fight_config.threshold, d->policy->fight_window_sec);
@@ -266,7 +214,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
 
 /* The one place a trigger checks a knob. In a fight's backoff we do not even read it. */
 static bool check_knob(Daemon *d, size_t i, Trigger t) {
-        uint64_t now = loop_now_usec(d);
+        uint64_t now = daemon_now(d);
 
         if (fight_in_backoff(&d->knobs[i].fight)) {
                 fight_note_suppressed(&d->knobs[i].fight);
@@ -275,7 +223,7 @@ static bool check_knob(Daemon *d, size_t i, Trigger t) {
         return enforce_and_log(d, i, t, now);
 }
 
-static unsigned check_all(Daemon *d, Trigger t) {
+unsigned daemon_check_all(Daemon *d, Trigger t) {
         unsigned corrected = 0;
 
         for (size_t i = 0; i < d->policy->n_knobs; i++)
@@ -294,19 +242,19 @@ static void arm_backoff_timer(Daemon *d) {
                                                                  ? INOTIFY_RATELIMIT_BURST
                                                                  : INOTIFY_RATELIMIT_BURST_FIGHT);
         if (next == UINT64_MAX) {
-                sd_event_source_set_enabled(d->backoff_timer, SD_EVENT_OFF);
+                (void)sd_event_source_set_enabled(d->backoff_timer,
+                                                  SD_EVENT_OFF); /* cannot fail on a live source */
                 return;
         }
-        sd_event_source_set_time(d->backoff_timer, next);
-        sd_event_source_set_enabled(d->backoff_timer, SD_EVENT_ONESHOT);
+        daemon_arm_timer(d, d->backoff_timer, next, "the writer-fight backoff timer");
 }
 
 static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
-        uint64_t now = loop_now_usec(d);
+        uint64_t now = daemon_now(d);
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
-                KnobRuntime *rt = &d->knobs[i];
+                TrackedKnob *rt = &d->knobs[i];
                 const PolicyKnob *k = &d->policy->knobs[i];
                 LogField f[] = { { "THPGUARD_KNOB", k->path }, { "THPGUARD_OBSERVED", rt->fight.foreign } };
                 uint64_t suppressed;
@@ -317,13 +265,13 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 knob_status_read(d->sysfs, k, &rt->file, d->ptes_max, &st);
                 if (fight_window_closed(&rt->fight, &d->fight_config, now, st.state == KNOB_STATE_DRIFT,
                                         &suppressed) == FIGHT_ENDED) {
-                        log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_WRITER_FIGHT, f, 2,
+                        log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
                                   "writer fight on %s ended; %" PRIu64 " corrections were suppressed",
                                   k->path, suppressed);
                         d->metrics_dirty = true;
                         continue;
                 }
-                log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, 2,
+                log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
                           "writer fight on %s goes on: %" PRIu64
                           " corrections suppressed; correcting and backing "
                           "off %" PRIu64 "s",
@@ -332,109 +280,41 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 enforce_and_log(d, i, TRIGGER_RECHECK, now);
         }
         arm_backoff_timer(d);
-        metrics_update(d);
+        daemon_metrics_update(d);
         return 0;
 }
 
-static const char *metrics_path(const Daemon *d) {
-        if (d->options->metrics_file)
-                return d->options->metrics_file;
-        return d->policy ? d->policy->metrics_file : NULL;
-}
-
-static void metrics_write(Daemon *d) {
-        const char *path = metrics_path(d);
-        _cleanup_free_ MetricsKnob *knobs = NULL;
-        _cleanup_free_ MetricsKernel *kernel = NULL;
-        int r = -ENOMEM;
-
-        knobs = calloc(d->policy->n_knobs ? d->policy->n_knobs : 1, sizeof(*knobs));
-        kernel = malloc(sizeof(*kernel));
-        if (knobs && kernel) {
-                MetricsSnapshot s = {
-                        .up = !d->stopped,
-                        .recheck_interval_sec = d->policy->recheck_interval_sec,
-                        .knobs = knobs,
-                        .n_knobs = d->policy->n_knobs,
-                        .rechecks = d->rechecks,
-                        .reloads_ok = d->reloads_ok,
-                        .reloads_failed = d->reloads_failed,
-                        .last_correction_usec = d->last_correction_usec,
-                        .kernel = kernel,
-                };
-
-                for (size_t i = 0; i < d->policy->n_knobs; i++) {
-                        const KnobRuntime *rt = &d->knobs[i];
-
-                        knobs[i] = (MetricsKnob){
-                                .knob = rt->path,
-                                /* In a fight's backoff the knob is left drifted on purpose. */
-                                .compliant = rt->state_known && rt->state == KNOB_STATE_OK &&
-                                             !fight_in_backoff(&rt->fight),
-                                .supported = !(rt->state_known && rt->state == KNOB_STATE_UNSUPPORTED),
-                                .failures = rt->failures,
-                                .fights = rt->fights,
-                        };
-                        memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
-                }
-                /* Best effort: what the kernel does not offer is left out of the file. */
-                (void)metrics_read_kernel(d->proc_root, kernel);
-                r = metrics_write_file(path, &s);
-        }
-        /* One line when writing starts failing and one when it works again, not one per write. */
-        if (r < 0 && r != d->metrics_error)
-                log_plain(&d->log, LOG_WARNING, "cannot write the metrics file %s: %s; retrying later", path,
-                          strerror(-r));
-        else if (r >= 0 && d->metrics_error != 0)
-                log_plain(&d->log, LOG_INFO, "the metrics file %s is written again", path);
-        d->metrics_error = r < 0 ? r : 0;
-        d->metrics_written_usec = loop_now_usec(d);
-        d->metrics_dirty = false;
-}
-
-/*
- * Writes the metrics file if something changed, at most once per
- * METRICS_MIN_INTERVAL_USEC: a change within that second arms one trailing
- * write, so the file never lags more than a second and a writer fight costs
- * one write per second, not one per correction.
- */
-static void metrics_update(Daemon *d) {
-        uint64_t due = d->metrics_written_usec + METRICS_MIN_INTERVAL_USEC;
-        int enabled = SD_EVENT_OFF;
-
-        if (!d->metrics_dirty || !metrics_path(d) || !d->metrics_timer)
-                return;
-        if (d->metrics_written_usec == 0 || loop_now_usec(d) >= due) {
-                metrics_write(d);
-                return;
-        }
-        sd_event_source_get_enabled(d->metrics_timer, &enabled);
-        if (enabled != SD_EVENT_OFF)
-                return;
-        sd_event_source_set_time(d->metrics_timer, due);
-        sd_event_source_set_enabled(d->metrics_timer, SD_EVENT_ONESHOT);
-}
-
-static int on_metrics_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Daemon *d = userdata;
-
-        if (d->metrics_dirty && metrics_path(d))
-                metrics_write(d);
-        return 0;
-}
-
-static void notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when) {
+void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when) {
         size_t n = d->policy->n_knobs;
-        bool audit = effective_mode(d) == POLICY_MODE_AUDIT;
+        bool audit = daemon_mode(d) == POLICY_MODE_AUDIT;
 
         sd_notifyf(0, "%sSTATUS=%s %zu knob%s, %u %s at %s", prefix, audit ? "auditing" : "enforcing", n,
                    n == 1 ? "" : "s", corrected, audit ? "drifted" : "corrected", when);
 }
 
+void daemon_arm_timer(Daemon *d, sd_event_source *timer, uint64_t usec, const char *what) {
+        int r;
+
+        r = sd_event_source_set_time(timer, usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(timer, SD_EVENT_ONESHOT);
+        if (r < 0) {
+                /* A timer that cannot fire would silently stop its work: better be restarted. */
+                log_error_errno(&d->log, r, "cannot arm %s; exiting", what);
+                (void)sd_event_exit(d->event, EXIT_FAILURE);
+        }
+}
+
+static void rearm_recheck(Daemon *d) {
+        uint64_t interval = (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC;
+
+        daemon_arm_timer(d, d->recheck_timer, daemon_now(d) + interval, "the recheck timer");
+}
+
 /* A file unlinked and recreated (fixture trees, a swapped mount) is reopened by path. */
 static void close_stale_handles(Daemon *d) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (sysfs_handle_is_stale(&d->knobs[i].file))
+                if (sysfs_handle_is_stale(d->sysfs, d->knobs[i].path, &d->knobs[i].file))
                         sysfs_handle_close(&d->knobs[i].file);
 }
 
@@ -478,13 +358,12 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged &&
             ioctl(d->watches->fd, FIONREAD, &queued) >= 0)
                 all_watched_and_quiet = queued == 0;
-        if (check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
+        if (daemon_check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
                 warn_unseen_drift(d);
-        event_source_set_time_relative(s, (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC);
-        sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        rearm_recheck(d);
         /* Every recheck rewrites the file: its age is the liveness signal. */
         d->metrics_dirty = true;
-        metrics_update(d);
+        daemon_metrics_update(d);
         return 0;
 }
 
@@ -519,6 +398,9 @@ static bool note_thp_event(Daemon *d, const struct inotify_event *ev, bool *pend
                 d->watch_lost_logged = true;
                 return false;
         }
+        /* A watch follows its directory renamed away: drop it, so the recheck watches the path again. */
+        if (ev->mask & IN_MOVE_SELF)
+                inotify_rm_watch(d->watches->fd, ev->wd);
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 const char *name;
 
@@ -563,42 +445,28 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
                 d->rechecks++;
                 /* The lost events may have said that a file was replaced. */
                 close_stale_handles(d);
-                check_all(d, TRIGGER_RECHECK);
+                daemon_check_all(d, TRIGGER_RECHECK);
                 d->metrics_dirty = true;
-                metrics_update(d);
+                daemon_metrics_update(d);
                 return 0;
         }
         for (size_t i = 0; i < d->policy->n_knobs; i++)
                 if (pending[i])
                         check_knob(d, i, TRIGGER_INOTIFY);
-        metrics_update(d);
-        return 0;
-}
-
-static int load_policy(Daemon *d, Diag *diag, Policy **ret) {
-        Policy *p = NULL;
-        int r;
-
-        r = policy_load(d->options->config, diag, &p);
-        if (r < 0)
-                return r;
-        if (d->options->audit)
-                p->mode = POLICY_MODE_AUDIT;
-        policy_check_kernel(p, d->sysfs, d->ptes_max, diag);
-        *ret = p;
+        daemon_metrics_update(d);
         return 0;
 }
 
 /* Makes p the policy in force. Nothing is left half-swapped on failure. */
-static int install_policy(Daemon *d, Policy *p) {
+int daemon_install_policy(Daemon *d, Policy *p) {
         FightConfig fc = fight_config_for(p);
-        KnobRuntime *k = NULL;
+        TrackedKnob *k = NULL;
         int r;
 
-        r = runtime_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
+        r = tracked_knobs_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
-        runtime_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
+        tracked_knobs_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
         policy_free(d->policy);
         d->policy = p;
         d->knobs = k;
@@ -610,86 +478,10 @@ static int install_policy(Daemon *d, Policy *p) {
                           p->recheck_interval_sec);
                 d->watch_lost_logged = true;
         }
-        if (d->recheck_timer) {
-                event_source_set_time_relative(d->recheck_timer,
-                                               (uint64_t)p->recheck_interval_sec * USEC_PER_SEC);
-                sd_event_source_set_enabled(d->recheck_timer, SD_EVENT_ONESHOT);
-        }
+        if (d->recheck_timer)
+                rearm_recheck(d);
         if (d->backoff_timer)
                 arm_backoff_timer(d);
-        return 0;
-}
-
-static void log_warnings(Daemon *d, const Diag *diag) {
-        for (size_t i = 0; i < diag->n_entries; i++)
-                log_plain(&d->log, diag->entries[i].level == DIAG_ERROR ? LOG_ERR : LOG_WARNING, "%s",
-                          diag->entries[i].text);
-}
-
-static void reload(Daemon *d) {
-        _cleanup_diag_ Diag diag = {};
-        Policy *p = NULL;
-        unsigned corrected;
-        int r;
-
-        sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading %s",
-                   now_usec(CLOCK_MONOTONIC), d->options->config);
-
-        r = load_policy(d, &diag, &p);
-        if (r < 0) {
-                _cleanup_free_ char *errors = diag_join(&diag, DIAG_ERROR);
-                LogField f[] = { { "THPGUARD_POLICY", d->options->config } };
-
-                d->reloads_failed++;
-                log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_POLICY_REJECTED, f, 1,
-                          "policy rejected, keeping the last good one: %s", errors ? errors : strerror(-r));
-                notify_status(d, "READY=1\n", 0, "last good policy; reload rejected,");
-                return;
-        }
-        log_warnings(d, &diag);
-        r = install_policy(d, p);
-        if (r < 0) {
-                policy_free(p);
-                d->reloads_failed++;
-                log_plain(&d->log, LOG_ERR, "cannot install the new policy: %s; keeping the last good one",
-                          strerror(-r));
-                sd_notify(0, "READY=1");
-                return;
-        }
-        d->reloads_ok++;
-        corrected = check_all(d, TRIGGER_RELOAD);
-        {
-                LogField f[] = { { "THPGUARD_POLICY", d->options->config } };
-                log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_POLICY_RELOADED, f, 1,
-                          "policy reloaded from %s: %zu knobs, mode %s, %u corrected", d->options->config,
-                          d->policy->n_knobs, policy_mode_to_string(effective_mode(d)), corrected);
-        }
-        notify_status(d, "READY=1\n", corrected, "reload");
-}
-
-static int on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Daemon *d = userdata;
-
-        reload(d);
-        d->metrics_dirty = true; /* a reload counter moved, whatever the result */
-        metrics_update(d);
-        return 0;
-}
-
-/* Schedules a reload `delay` from now, unless one is due sooner: a burst of triggers reloads once. */
-static void schedule_reload(Daemon *d, uint64_t delay) {
-        uint64_t due = loop_now_usec(d) + delay, cur;
-        int enabled = SD_EVENT_OFF;
-
-        sd_event_source_get_enabled(d->reload_timer, &enabled);
-        if (enabled != SD_EVENT_OFF && sd_event_source_get_time(d->reload_timer, &cur) >= 0 && cur <= due)
-                return;
-        sd_event_source_set_time(d->reload_timer, due);
-        sd_event_source_set_enabled(d->reload_timer, SD_EVENT_ONESHOT);
-}
-
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        schedule_reload(userdata, 0);
         return 0;
 }
 
@@ -702,67 +494,60 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return 0;
 }
 
-static int on_config_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-        Daemon *d = userdata;
-        bool relevant = false;
+/* ---- Setup: one helper per event source, each naming what failed ---------- */
 
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break;
-                }
-                for (char *p = buf; p < buf + n;) {
-                        const struct inotify_event *ev = (const struct inotify_event *)p;
+/* Signals first, so a SIGTERM during the startup apply waits for the loop and exits cleanly. */
+static int setup_exit_signals(Daemon *d) {
+        int r;
 
-                        p += sizeof(*ev) + ev->len;
-                        /*
-                         * Our file, or a ConfigMap's "..data" symlink swap: the kubelet renames
-                         * ..data_tmp over ..data and never writes the file itself. Its other
-                         * steps (new and removed ..<timestamp> dirs) would only reload twice.
-                         */
-                        if (ev->mask & IN_Q_OVERFLOW ||
-                            (ev->len > 0 &&
-                             (strcmp(ev->name, d->config_name) == 0 || strcmp(ev->name, "..data") == 0)))
-                                relevant = true;
-                }
-        }
-        if (relevant)
-                schedule_reload(d, RELOAD_DEBOUNCE_USEC);
+        r = event_add_signal(d->event, &d->sigterm, SIGTERM, on_exit_signal, d);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot handle SIGTERM");
+        r = event_add_signal(d->event, &d->sigint, SIGINT, on_exit_signal, d);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot handle SIGINT");
         return 0;
 }
 
-static int setup_config_watch(Daemon *d) {
-        char dir[PATH_MAX];
-        const char *slash = strrchr(d->options->config, '/');
+static int setup_knob_watch(Daemon *d) {
         int r;
 
-        d->config_name = slash ? slash + 1 : d->options->config;
-        if (!slash)
-                snprintf(dir, sizeof(dir), ".");
-        else if (slash == d->options->config)
-                snprintf(dir, sizeof(dir), "/");
-        else
-                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - d->options->config), d->options->config);
-
-        r = watches_new(&d->config_watch);
+        r = sd_event_add_io(d->event, &d->thp_source, d->watches->fd, EPOLLIN, on_thp_inotify, d);
         if (r < 0)
-                return r;
-        if (inotify_add_watch(d->config_watch->fd, dir,
-                              IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB |
-                                  IN_MOVED_FROM) < 0) {
-                log_plain(&d->log, LOG_WARNING,
-                          "cannot watch %s for policy changes (%s); reload with SIGHUP", dir,
-                          strerror(errno));
-                return 0;
-        }
-        return sd_event_add_io(d->event, &d->config_source, d->config_watch->fd, EPOLLIN, on_config_inotify,
-                               d);
+                return log_error_errno(&d->log, r,
+                                       "cannot add the knob directories' watch to the event loop");
+        r = event_ratelimit_init(&d->thp_ratelimit, d->thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
+                                 INOTIFY_RATELIMIT_BURST);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot rate-limit the knob directories' watch");
+        return 0;
 }
 
-static void daemon_done(Daemon *d) {
+static int setup_recheck_timer(Daemon *d) {
+        int r;
+
+        r = event_add_time_relative(d->event, &d->recheck_timer, CLOCK_MONOTONIC,
+                                    (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC,
+                                    USEC_PER_SEC / 10, on_recheck, d);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot create the recheck timer");
+        return 0;
+}
+
+static int setup_backoff_timer(Daemon *d) {
+        int r;
+
+        r = sd_event_add_time(d->event, &d->backoff_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 10,
+                              on_backoff_timer, d);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot create the writer-fight backoff timer");
+        arm_backoff_timer(d);
+        return 0;
+}
+
+Daemon *daemon_free(Daemon *d) {
+        if (!d)
+                return NULL;
         event_ratelimit_done(&d->thp_ratelimit);
         event_source_disable_unref(d->thp_source);
         event_source_disable_unref(d->config_source);
@@ -776,129 +561,121 @@ static void daemon_done(Daemon *d) {
         sd_event_unref(d->event);
         watches_free(d->watches);
         watches_free(d->config_watch);
-        runtime_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
+        tracked_knobs_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
         policy_free(d->policy);
         sysfs_free(d->sysfs);
+        free(d);
+        return NULL;
+}
+
+/* Everything that does not depend on the policy: the sysfs root, the event loop, the knobs' watch. */
+int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
+        _cleanup_(daemon_freep) Daemon *d = NULL;
+        int r;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return log_error_errno(log, -ENOMEM, "cannot allocate the daemon");
+        d->options = o;
+        d->log = *log;
+
+        r = sysfs_new(o->sysfs_root, &d->sysfs);
+        if (r == -ENODEV)
+                return log_error_errno(&d->log, r,
+                                       "--sysfs-root %s: no " SYSFS_THP_DIR
+                                       " below it (a kernel without THP, or not a sysfs mount)",
+                                       o->sysfs_root);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
+        if (sysfs_read_ptes_max(d->sysfs, &d->ptes_max) < 0)
+                d->ptes_max = PTES_MAX_UNKNOWN;
+
+        r = sd_event_default(&d->event);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot create the event loop");
+        r = watches_new(&d->watches);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot create the inotify instance for the knobs");
+        *ret = TAKE_PTR(d);
+        return 0;
+}
+
+/*
+ * Loads the policy (an invalid one: every error logged, nothing written),
+ * applies it, sets up every event source, and tells systemd we are ready.
+ */
+int daemon_start(Daemon *d) {
+        _cleanup_diag_ Diag diag = {};
+        _cleanup_policy_ Policy *p = NULL;
+        LogField f[] = { { "THPGUARD_POLICY", d->options->config } };
+        unsigned corrected;
+        int r;
+
+        r = daemon_load_policy(d, &diag, &p);
+        daemon_log_diag(d, &diag);
+        if (r < 0) {
+                log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_POLICY_REJECTED, f, ELEMENTSOF(f),
+                          "invalid policy %s: not starting; nothing was written", d->options->config);
+                return r;
+        }
+        r = daemon_install_policy(d, p);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot install the policy");
+        TAKE_PTR(p); /* the daemon's now */
+
+        r = setup_exit_signals(d);
+        if (r >= 0)
+                r = daemon_setup_reload(d);
+        if (r < 0)
+                return r;
+
+        corrected = daemon_check_all(d, TRIGGER_STARTUP);
+
+        r = setup_knob_watch(d);
+        if (r >= 0)
+                r = setup_recheck_timer(d);
+        if (r >= 0)
+                r = setup_backoff_timer(d);
+        if (r >= 0)
+                r = daemon_setup_metrics(d);
+        if (r < 0)
+                return r;
+        r = sd_event_set_watchdog(d->event, true);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot set up the watchdog");
+
+        log_plain(&d->log, LOG_INFO, "started: %s %zu knobs from %s under %s, %u %s at startup",
+                  daemon_mode(d) == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d->policy->n_knobs,
+                  d->options->config, d->sysfs->thp_dir, corrected,
+                  daemon_mode(d) == POLICY_MODE_AUDIT ? "drifted" : "corrected");
+        d->metrics_dirty = true;
+        daemon_metrics_update(d);
+        daemon_notify_status(d, "READY=1\n", corrected, "startup");
+        return 0;
 }
 
 int daemon_run(const DaemonOptions *o) {
-        _cleanup_(daemon_done) Daemon d = { .options = o };
-        _cleanup_diag_ Diag diag = {};
-        unsigned corrected;
-        Policy *p = NULL;
+        _cleanup_(daemon_freep) Daemon *d = NULL;
+        Logger log;
         int r;
 
+        logger_init(&log, o->log_target, JOURNAL_SOCKET, stderr);
         /*
          * A log line nobody reads (stderr piped into `head`, a closed console)
          * must never stop enforcement: a failed write returns EPIPE instead.
          */
         if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
-                return EXIT_FAILURE;
-        logger_init(&d.log, o->log_target, JOURNAL_SOCKET, stderr);
-
-        r = sysfs_new(o->sysfs_root, &d.sysfs);
-        if (r == -ENODEV) {
-                fprintf(stderr,
-                        "thpguardd: --sysfs-root %s: no " SYSFS_THP_DIR " below it "
-                        "(a kernel without THP, or not a sysfs mount)\n",
-                        o->sysfs_root);
-                return EXIT_FAILURE;
-        }
-        if (r < 0) {
-                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", o->sysfs_root, strerror(-r));
-                return EXIT_FAILURE;
-        }
-        if (sysfs_read_ptes_max(d.sysfs, &d.ptes_max) < 0)
-                d.ptes_max = PTES_MAX_UNKNOWN;
-        /*
-         * The one place the metrics' proc root is built. In a pod /proc is the
-         * pod's own, but meminfo and vmstat are node-wide there too (unless
-         * lxcfs is mounted over meminfo; then AnonHugePages is the pod's).
-         */
-        if (path_join_root("/", "proc", d.proc_root, sizeof(d.proc_root)) < 0)
+                return log_error_errno(&log, -errno, "cannot ignore SIGPIPE"), EXIT_FAILURE;
+        if (daemon_new(o, &log, &d) < 0 || daemon_start(d) < 0)
                 return EXIT_FAILURE;
 
-        /* An invalid policy: report every error, write nothing, exit 1. */
-        r = load_policy(&d, &diag, &p);
-        diag_print(&diag, stderr);
+        r = sd_event_loop(d->event);
         if (r < 0)
-                return EXIT_FAILURE;
-        if (d.log.target == LOG_TARGET_JOURNAL)
-                log_warnings(&d, &diag);
-
-        r = watches_new(&d.watches);
-        if (r < 0) {
-                policy_free(p);
-                fprintf(stderr, "thpguardd: inotify: %s\n", strerror(-r));
-                return EXIT_FAILURE;
-        }
-        r = sd_event_default(&d.event);
-        if (r >= 0)
-                r = install_policy(&d, p);
-        if (r < 0) {
-                policy_free(p);
-                fprintf(stderr, "thpguardd: cannot set up: %s\n", strerror(-r));
-                return EXIT_FAILURE;
-        }
-
-        /* Signals first, so a SIGTERM during the startup apply waits for the loop and exits cleanly. */
-        r = event_add_signal(d.event, &d.sigterm, SIGTERM, on_exit_signal, &d);
-        if (r >= 0)
-                r = event_add_signal(d.event, &d.sigint, SIGINT, on_exit_signal, &d);
-        if (r >= 0)
-                r = event_add_signal(d.event, &d.sighup, SIGHUP, on_sighup, &d);
-        if (r < 0) {
-                fprintf(stderr, "thpguardd: signals: %s\n", strerror(-r));
-                return EXIT_FAILURE;
-        }
-
-        corrected = check_all(&d, TRIGGER_STARTUP);
-
-        r = sd_event_add_io(d.event, &d.thp_source, d.watches->fd, EPOLLIN, on_thp_inotify, &d);
-        if (r >= 0)
-                r = event_ratelimit_init(&d.thp_ratelimit, d.thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
-                                         INOTIFY_RATELIMIT_BURST);
-        if (r >= 0)
-                r = event_add_time_relative(d.event, &d.recheck_timer, CLOCK_MONOTONIC,
-                                            (uint64_t)d.policy->recheck_interval_sec * USEC_PER_SEC,
-                                            USEC_PER_SEC / 10, on_recheck, &d);
-        if (r >= 0)
-                r = sd_event_add_time(d.event, &d.reload_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC,
-                                      on_reload_timer, &d);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(d.reload_timer, SD_EVENT_OFF);
-        if (r >= 0)
-                r = sd_event_add_time(d.event, &d.backoff_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 10,
-                                      on_backoff_timer, &d);
-        if (r >= 0)
-                r = sd_event_add_time(d.event, &d.metrics_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 10,
-                                      on_metrics_timer, &d);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(d.metrics_timer, SD_EVENT_OFF);
-        if (r >= 0) {
-                arm_backoff_timer(&d);
-                r = setup_config_watch(&d);
-        }
-        if (r >= 0)
-                r = sd_event_set_watchdog(d.event, true);
-        if (r < 0) {
-                fprintf(stderr, "thpguardd: cannot set up the event loop: %s\n", strerror(-r));
-                return EXIT_FAILURE;
-        }
-
-        log_plain(&d.log, LOG_INFO, "started: %s %zu knobs from %s under %s, %u %s at startup",
-                  effective_mode(&d) == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d.policy->n_knobs,
-                  o->config, d.sysfs->thp_dir, corrected,
-                  effective_mode(&d) == POLICY_MODE_AUDIT ? "drifted" : "corrected");
-        d.metrics_dirty = true;
-        metrics_update(&d);
-        notify_status(&d, "READY=1\n", corrected, "startup");
-
-        r = sd_event_loop(d.event);
+                log_error_errno(&d->log, r, "the event loop failed");
         /* A clean stop leaves thpguard_up 0 in the metrics, and the knobs as they are. */
-        d.stopped = true;
-        if (metrics_path(&d))
-                metrics_write(&d);
-        sd_notify(0, "STOPPING=1");
+        d->stopped = true;
+        if (daemon_metrics_path(d))
+                daemon_metrics_write(d);
+        (void)sd_notify(0, "STOPPING=1");
         return r < 0 ? EXIT_FAILURE : r;
 }

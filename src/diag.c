@@ -4,12 +4,16 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "thpguard/escape.h"
+
 /* A runaway policy (100k bad lines) must not make us hold 100k messages. */
 #define DIAG_MAX 100
 
 void diag_add(Diag *d, DiagLevel level, const char *file, unsigned line, const char *fmt, ...) {
-        char msg[512], *text = NULL;
+        _cleanup_free_ char *raw = NULL;
+        char msg[512], *text;
         DiagEntry *e;
+        size_t len;
         va_list ap;
         int r;
 
@@ -25,12 +29,21 @@ void diag_add(Diag *d, DiagLevel level, const char *file, unsigned line, const c
         va_end(ap);
 
         if (line > 0)
-                r = asprintf(&text, "%s:%u: %s%s", file, line, level == DIAG_WARNING ? "warning: " : "",
-                             msg);
+                r = asprintf(&raw, "%s:%u: %s%s", file, line, level == DIAG_WARNING ? "warning: " : "", msg);
         else
-                r = asprintf(&text, "%s: %s%s", file, level == DIAG_WARNING ? "warning: " : "", msg);
+                r = asprintf(&raw, "%s: %s%s", file, level == DIAG_WARNING ? "warning: " : "", msg);
         if (r < 0)
                 return;
+        /*
+         * The values quoted come from the policy, the file name from anywhere:
+         * every entry is printable ASCII before it reaches a terminal, a log or
+         * a JSON document. Each byte grows to 4 at most.
+         */
+        len = (size_t)r;
+        text = malloc(len * 4 + 1);
+        if (!text)
+                return;
+        escape_printable(raw, len, text, len * 4 + 1);
 
         e = realloc(d->entries, (d->n_entries + 1) * sizeof(*e));
         if (!e) {

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "thpguard/fileio.h"
+
 const char *trigger_to_string(Trigger t) {
         static const char *const names[_TRIGGER_MAX] = {
                 [TRIGGER_STARTUP] = "startup",
@@ -77,6 +79,6 @@ void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size) {
                 }
                 /* fallthrough */
         default:
-                snprintf(buf, size, "write failed: %s", strerror(o->error));
+                snprintf(buf, size, "write failed: %s", fileio_strerror(o->error));
         }
 }

@@ -3,23 +3,192 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
-#include "thpguard/path.h"
 
-int open_below(const char *root, const char *rel, int flags) {
-        char path[PATH_MAX];
-        int fd, r;
+/* openat2() came with Linux 5.6 and glibc 2.32's SYS_openat2; older build hosts walk. */
+#if defined(SYS_openat2) && defined(__has_include)
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#define HAVE_OPENAT2 1
+#endif
+#endif
 
-        r = path_join_root(root, rel, path, sizeof(path));
+/*
+ * Copies rel into buf and splits it into its directory part (NULL for none)
+ * and its last component ("." for rel ""). A trailing slash is dropped.
+ */
+static int split(const char *rel, char *buf, size_t size, char **ret_dir, const char **ret_name) {
+        size_t len = strlen(rel);
+        char *slash;
+
+        if (rel[0] == '/')
+                return -EXDEV;
+        if (len >= size)
+                return -ENAMETOOLONG;
+        memcpy(buf, rel, len + 1);
+        /* Nothing below a root needs "..", so it is refused on every path, as RESOLVE_BENEATH would. */
+        for (const char *p = buf; *p; p += strspn(p, "/")) {
+                size_t n = strcspn(p, "/");
+
+                if (n == 2 && p[0] == '.' && p[1] == '.')
+                        return -EXDEV;
+                p += n;
+        }
+        while (len > 0 && buf[len - 1] == '/')
+                buf[--len] = '\0';
+        slash = strrchr(buf, '/');
+        if (!slash) {
+                *ret_dir = NULL;
+                *ret_name = buf[0] ? buf : ".";
+                return 0;
+        }
+        *slash = '\0';
+        *ret_dir = buf;
+        *ret_name = slash + 1;
+        return 0;
+}
+
+/* dir below dirfd, one openat(O_NOFOLLOW) per component; dir is cut up in place. */
+static int walk_dir(int dirfd, char *dir) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        for (char *p = dir; *p;) {
+                size_t n = strcspn(p, "/");
+                char *next = p + n + strspn(p + n, "/");
+                int nfd;
+
+                p[n] = '\0';
+                if (strcmp(p, ".") != 0) {
+                        nfd = openat(fd >= 0 ? fd : dirfd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (nfd < 0) {
+                                struct stat st;
+
+                                r = -errno;
+                                /* O_NOFOLLOW | O_DIRECTORY answers ENOTDIR for a symlink; say what it is. */
+                                if (r == -ENOTDIR &&
+                                    fstatat(fd >= 0 ? fd : dirfd, p, &st, AT_SYMLINK_NOFOLLOW) >= 0 &&
+                                    S_ISLNK(st.st_mode))
+                                        r = -ELOOP;
+                                return r;
+                        }
+                        if (fd >= 0)
+                                close(fd);
+                        fd = nfd;
+                }
+                p = next;
+        }
+        if (fd < 0) {
+                fd = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+        }
+        r = fd;
+        fd = -EBADF;
+        return r;
+}
+
+static int openat2_dir(int dirfd, char *dir) {
+#ifdef HAVE_OPENAT2
+        struct open_how how = {
+                .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+        };
+        long fd = syscall(SYS_openat2, dirfd, dir, &how, sizeof(how));
+
+        if (fd >= 0)
+                return (int)fd;
+        /* ENOSYS: before 5.6. EPERM: a seccomp filter older than the call (systemd's, a runtime's). */
+        if (errno != ENOSYS && errno != EPERM)
+                return -errno;
+#endif
+        return walk_dir(dirfd, dir);
+}
+
+static int check_type(const struct stat *st, int flags) {
+        if (S_ISLNK(st->st_mode))
+                return -ELOOP;
+        if (flags & O_DIRECTORY)
+                return S_ISDIR(st->st_mode) ? 0 : -ENOTDIR;
+        if (S_ISDIR(st->st_mode))
+                return -EISDIR;
+        return S_ISREG(st->st_mode) ? 0 : -EBADFD;
+}
+
+/* name in the directory dirfd: its type is checked before the open (a device is never opened) and after. */
+static int open_last(int dirfd, const char *name, int flags) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        int r;
+
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        r = check_type(&st, flags);
         if (r < 0)
                 return r;
-        /* O_NONBLOCK: a FIFO planted in a fixture or --proc-root tree must not hang us. */
-        fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        /* O_NONBLOCK: should a FIFO be swapped in after the look, the open still returns at once. */
+        fd = openat(dirfd, name, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
         if (fd < 0)
                 return -errno;
-        return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        r = check_type(&st, flags);
+        if (r < 0)
+                return r;
+        r = fd;
+        fd = -EBADF;
+        return r;
+}
+
+static int open_beneath_by(int dirfd, const char *rel, int flags, int (*open_dir)(int, char *)) {
+        _cleanup_close_ int dfd = -EBADF;
+        char buf[PATH_MAX], *dir;
+        const char *name;
+        int r;
+
+        r = split(rel, buf, sizeof(buf), &dir, &name);
+        if (r < 0)
+                return r;
+        if (!dir)
+                return open_last(dirfd, name, flags);
+        dfd = open_dir(dirfd, dir);
+        if (dfd < 0)
+                return dfd;
+        return open_last(dfd, name, flags);
+}
+
+int open_beneath(int dirfd, const char *rel, int flags) {
+        return open_beneath_by(dirfd, rel, flags, openat2_dir);
+}
+
+int open_beneath_walk(int dirfd, const char *rel, int flags) {
+        return open_beneath_by(dirfd, rel, flags, walk_dir);
+}
+
+int open_below(const char *root, const char *rel, int flags) {
+        _cleanup_close_ int rfd = -EBADF;
+
+        rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rfd < 0)
+                return -errno;
+        while (*rel == '/')
+                rel++;
+        return open_beneath(rfd, rel, flags);
+}
+
+const char *fileio_strerror(int errnum) {
+        switch (errnum) {
+        case ELOOP:
+                return "a symbolic link on the way, not followed";
+        case EBADFD:
+                return "not a regular file (a FIFO, socket or device node), not opened";
+        default:
+                return strerror(errnum);
+        }
 }
 
 /*

@@ -104,6 +104,8 @@ static void log_console(const Logger *l, int priority, const char *message_id, c
         logfmt_append(line, sizeof(line), "level", level_name(priority));
         logfmt_append(line, sizeof(line), "msg", msg);
         for (size_t i = 0; i < n_fields; i++) {
+                if (!fields[i].value)
+                        continue;
                 logfmt_key(fields[i].key, key, sizeof(key));
                 logfmt_append(line, sizeof(line), key, fields[i].value);
         }
@@ -132,7 +134,8 @@ static int log_journal(int priority, const char *message_id, const LogField *fie
         if (message_id)
                 ADD("MESSAGE_ID=%s", message_id);
         for (size_t i = 0; i < n_fields && i < LOG_FIELDS_MAX; i++)
-                ADD("%s=%s", fields[i].key, fields[i].value);
+                if (fields[i].value)
+                        ADD("%s=%s", fields[i].key, fields[i].value);
 #undef ADD
         return sd_journal_sendv(iov, (int)n);
 }
@@ -150,4 +153,17 @@ void log_event(const Logger *l, int priority, const char *message_id, const LogF
             log_journal(priority, message_id, fields, n_fields, msg) >= 0)
                 return;
         log_console(l, priority, message_id, fields, n_fields, msg);
+}
+
+int log_error_errno(const Logger *l, int error, const char *fmt, ...) {
+        char msg[LOG_LINE_MAX / 4], errno_str[16];
+        LogField f[] = { { "THPGUARD_ERRNO", errno_str } };
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        snprintf(errno_str, sizeof(errno_str), "%d", error < 0 ? -error : error);
+        log_event(l, LOG_ERR, NULL, f, ELEMENTSOF(f), "%s: %s", msg, strerror(error < 0 ? -error : error));
+        return error;
 }

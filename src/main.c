@@ -280,7 +280,7 @@ static int run_once(const Args *a) {
         _cleanup_diag_ Diag diag = {};
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_sysfs_ Sysfs *s = NULL;
-        bool compliant = true;
+        bool compliant = true, error = false;
         uint64_t ptes_max;
         int r;
 
@@ -316,12 +316,13 @@ static int run_once(const Args *a) {
                                 fprintf(stderr, "thpguardd: %s: skipped: %s\n", k->path, o.before.reason);
                         else if (o.before.state == KNOB_STATE_ERROR) {
                                 fprintf(stderr, "thpguardd: %s: %s\n", k->path, o.before.reason);
-                                compliant = false;
+                                error = true;
                         }
                         break;
                 }
         }
-        return compliant ? EXIT_COMPLIANT : EXIT_DRIFT;
+        /* As --verify: a knob that cannot be read (refused, unreadable) is an error, not drift. */
+        return error ? EXIT_ERROR : compliant ? EXIT_COMPLIANT : EXIT_DRIFT;
 }
 
 /*

@@ -6,11 +6,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
-#include "thpguard/path.h"
 
 #define USEC_PER_SEC UINT64_C(1000000)
 /* meminfo is about 1.5 kB and vmstat 6 kB on 6.18; room for kernels to come. */
@@ -204,38 +205,115 @@ static int write_all(int fd, const char *buf, size_t len) {
         return 0;
 }
 
-int metrics_write_file(const char *path, const MetricsSnapshot *s) {
-        _cleanup_free_ char *text = NULL, *tmp = NULL;
-        _cleanup_close_ int fd = -1;
+/*
+ * The metrics file's directory, opened once from / without following a
+ * symlink anywhere (fileio.h): nobody who owns a directory on the way can
+ * point the write elsewhere. The directory itself must be root's (or that of
+ * the user we run as): a directory that belongs to another user is refused.
+ * Its mode is not: the temporary file is created O_EXCL | O_NOFOLLOW and
+ * renamed relative to the directory fd, so whoever else may write there can
+ * only replace or add files, as they could anyway, never steer our write
+ * out of it. A Kubernetes emptyDir, the DaemonSet's, is always root's and
+ * 0777. Parents are walked without symlinks but not owner-checked: Debian's
+ * /var/lib/prometheus/node-exporter (root's, 0755) lies in a directory the
+ * prometheus user owns.
+ */
+static int open_dir(const char *path, const char **ret_name) {
+        _cleanup_close_ int fd = -EBADF;
         const char *slash = strrchr(path, '/');
+        char dir[PATH_MAX];
+        struct stat st;
+        int r;
+
+        if (path[0] != '/' || !slash[1])
+                return -EINVAL;
+        r = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        if (r < 0 || (size_t)r >= sizeof(dir))
+                return -ENAMETOOLONG;
+        fd = open_below("/", dir, O_PATH | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* Whoever else can write it could have planted what we then present as ours. */
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -METRICS_EUNSAFE_DIR;
+        *ret_name = slash + 1;
+        r = fd;
+        fd = -EBADF;
+        return r;
+}
+
+/* ".NAME.XXXXXX" in dirfd, created as mkostemp() would, but relative to the directory fd. */
+static int create_temp(int dirfd, const char *name, char *tmp, size_t size) {
+        static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+        for (unsigned attempt = 0; attempt < 100; attempt++) {
+                unsigned char rnd[6];
+                char suffix[sizeof(rnd) + 1];
+                int fd, r;
+
+                if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+                        /* No entropy yet at early boot: the clock will do, O_EXCL keeps it safe. */
+                        struct timespec ts;
+                        uint64_t x;
+
+                        clock_gettime(CLOCK_MONOTONIC, &ts);
+                        x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
+                            attempt;
+                        memcpy(rnd, &x, sizeof(rnd));
+                }
+                for (size_t i = 0; i < sizeof(rnd); i++)
+                        suffix[i] = letters[rnd[i] % STRLEN(letters)];
+                suffix[sizeof(rnd)] = '\0';
+                r = snprintf(tmp, size, ".%s.%s", name, suffix);
+                if (r < 0 || (size_t)r >= size)
+                        return -ENAMETOOLONG;
+                fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
+                            0644);
+                if (fd >= 0)
+                        return fd;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+int metrics_write_file(const char *path, const MetricsSnapshot *s) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
+        const char *name = NULL;
+        char tmp[NAME_MAX + 1];
         size_t len;
         int r;
 
         r = metrics_render_string(s, &text, &len);
         if (r < 0)
                 return r;
-        /* Same directory, so rename() is atomic; hidden and not *.prom, so no collector reads it. */
-        if (slash)
-                r = asprintf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
-        else
-                r = asprintf(&tmp, ".%s.XXXXXX", path);
-        if (r < 0) {
-                tmp = NULL;
-                return -ENOMEM;
-        }
-        fd = mkostemp(tmp, O_CLOEXEC);
+        dirfd = open_dir(path, &name);
+        if (dirfd < 0)
+                return dirfd;
+        /* Same directory, so renameat() is atomic; hidden and not *.prom, so no collector reads it. */
+        fd = create_temp(dirfd, name, tmp, sizeof(tmp));
         if (fd < 0)
-                return -errno;
+                return fd;
         r = write_all(fd, text, len);
         if (r >= 0 && fchmod(fd, 0644) < 0)
                 r = -errno;
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
+        /* renameat() replaces the entry called name, whatever it is: it follows no symlink. */
+        if (r >= 0 && renameat(dirfd, tmp, dirfd, name) < 0)
                 r = -errno;
         if (r < 0)
-                (void)unlink(tmp);
+                (void)unlinkat(dirfd, tmp, 0);
         return r;
+}
+
+const char *metrics_strerror(int errnum) {
+        if (errnum == METRICS_EUNSAFE_DIR)
+                return "its directory can be written by a user other than root; refused";
+        return fileio_strerror(errnum);
 }
 
 bool metrics_vmstat_is_exported(const char *name) {

@@ -21,3 +21,26 @@ int number_parse_u64(const char *s, size_t n, uint64_t *ret) {
         *ret = v;
         return 0;
 }
+
+unsigned number_percent(uint64_t part, uint64_t whole) {
+        uint64_t rest = 0;
+        unsigned q = 0;
+
+        if (whole == 0)
+                return 0;
+        if (part >= whole)
+                return 100;
+        /*
+         * q = 100 * part / whole without the product, which may not fit:
+         * add part a hundred times, modulo whole, counting the wraps.
+         * Invariant: i * part == q * whole + rest, rest < whole.
+         */
+        for (int i = 0; i < 100; i++) {
+                if (rest >= whole - part) {
+                        rest -= whole - part;
+                        q++;
+                } else
+                        rest += part;
+        }
+        return q;
+}

@@ -18,3 +18,22 @@ int path_join_root(const char *root, const char *rel, char *buf, size_t size) {
                 return -ENAMETOOLONG;
         return 0;
 }
+
+bool path_equal(const char *a, const char *b) {
+        if ((*a == '/') != (*b == '/'))
+                return false;
+        for (;;) {
+                size_t na, nb;
+
+                a += strspn(a, "/");
+                b += strspn(b, "/");
+                na = strcspn(a, "/");
+                nb = strcspn(b, "/");
+                if (na != nb || strncmp(a, b, na) != 0)
+                        return false;
+                if (na == 0)
+                        return true;
+                a += na;
+                b += nb;
+        }
+}

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libconfig.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 /*
  * Walks the libconfig tree. Each check reports into diag and goes on, so
@@ -350,6 +352,10 @@ static bool refuse_include(const char *file, const char *buf, Diag *diag) {
  *  - libconfig's parse time grows with the square of the number of
  *    settings (100k keys: minutes, and the daemon is blocked meanwhile),
  *    so the settings (each '=' or ':') are counted for a cap.
+ *  - libconfig 1.5 leaks the string token it discards on a syntax error:
+ *    a 900 KB literal then an error cost 900 KB per reload. A literal
+ *    longer than POLICY_STRING_MAX is refused here (-EINVAL, after the
+ *    whole text is scanned, so each is reported), before libconfig sees it.
  */
 static int prescan(const char *file, const char *text, Diag *diag, unsigned **ret_lines, size_t *ret_n,
                    size_t *ret_settings) {
@@ -357,6 +363,7 @@ static int prescan(const char *file, const char *text, Diag *diag, unsigned **re
         _cleanup_free_ unsigned *lines = NULL;
         size_t n = 0;
         unsigned line = 1;
+        bool too_long = false;
 
         for (const char *p = text; *p;) {
                 if (*p == '\n') {
@@ -369,10 +376,18 @@ static int prescan(const char *file, const char *text, Diag *diag, unsigned **re
                                 line += *p == '\n';
                         p += *p ? 2 : 0;
                 } else if (*p == '"') {
+                        const char *start = p + 1;
+                        unsigned start_line = line;
+
                         for (p++; *p && *p != '"'; p++) {
                                 if (*p == '\\' && p[1])
                                         p++;
                                 line += *p == '\n';
+                        }
+                        if ((size_t)(p - start) > POLICY_STRING_MAX) {
+                                diag_error(diag, file, start_line, "string literal longer than %d bytes",
+                                           POLICY_STRING_MAX);
+                                too_long = true;
                         }
                         p += *p ? 1 : 0;
                 } else if (*p == '=' || *p == ':') {
@@ -421,6 +436,8 @@ static int prescan(const char *file, const char *text, Diag *diag, unsigned **re
                 } else
                         p++;
         }
+        if (too_long)
+                return -EINVAL;
         *ret_lines = TAKE_PTR(lines);
         *ret_n = n;
         *ret_settings = settings;
@@ -521,6 +538,178 @@ int policy_check_owner(const char *file, const struct stat *st, uid_t euid, Diag
         return euid == 0 && (bad_owner || bad_mode) ? -EPERM : 0;
 }
 
+/* Is the directory on a read-only mount? Then nobody writes it, whatever its mode. */
+static bool on_read_only_mount(int fd) {
+        _cleanup_close_ int rfd = -EBADF;
+        struct statvfs sv;
+
+        if (fstatvfs(fd, &sv) == 0)
+                return sv.f_flag & ST_RDONLY;
+        /* Before Linux 3.12, fstatfs() refuses an O_PATH descriptor. */
+        rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return rfd >= 0 && fstatvfs(rfd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+}
+
+/*
+ * The StrictModes rule for one directory the policy's path goes through:
+ * owned by root, and not writable by group or others (sticky or not: /tmp
+ * is refused) unless it is on a read-only mount, such as a Kubernetes
+ * ConfigMap volume, whose directory the kubelet makes mode 0777.
+ */
+static int check_directory(const char *file, const char *dir, int fd, uid_t euid, Diag *diag) {
+        DiagLevel level = euid == 0 ? DIAG_ERROR : DIAG_WARNING;
+        const char *consequence = euid == 0 ? "refusing it" : "thpguardd running as root would refuse it";
+        bool bad = false;
+        struct stat st;
+        int r;
+
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                diag_error(diag, file, 0, "cannot stat directory %s: %s", dir, strerror(-r));
+                return r;
+        }
+        if (st.st_uid != 0) {
+                diag_add(diag, level, file, 0, "directory %s is owned by uid %u, not root; %s", dir,
+                         (unsigned)st.st_uid, consequence);
+                bad = true;
+        }
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !on_read_only_mount(fd)) {
+                diag_add(diag, level, file, 0,
+                         "directory %s is mode %04o: group or others can replace the policy; %s", dir,
+                         (unsigned)(st.st_mode & 07777), consequence);
+                bad = true;
+        }
+        return euid == 0 && bad ? -EPERM : 0;
+}
+
+static int open_failed(const char *file, int r, Diag *diag) {
+        diag_error(diag, file, 0, "cannot open: %s", strerror(-r));
+        return r;
+}
+
+/*
+ * Opens the policy for reading the way the kernel would resolve its path,
+ * one name at a time without following symlinks, so that every directory a
+ * name is looked up in, from / down and along each symlink's target, passes
+ * check_directory() (as sshd's safe_path() does, but for each link too: who
+ * may replace a link decides what is read). A relative path starts at the
+ * working directory's absolute path. Anything but a regular file at the end
+ * is refused before it is opened.
+ */
+static int open_policy(const char *file, uid_t euid, Diag *diag, int *ret_fd) {
+        _cleanup_close_ int dir = -EBADF;
+        _cleanup_free_ char *todo = NULL;
+        char dirpath[PATH_MAX] = "/";
+        unsigned symlinks = 0;
+        const char *p;
+        int r;
+
+        if (file[0] == '/')
+                todo = strdup(file);
+        else {
+                _cleanup_free_ char *cwd = getcwd(NULL, 0);
+
+                if (!cwd)
+                        return open_failed(file, -errno, diag);
+                if (asprintf(&todo, "%s/%s", cwd, file) < 0)
+                        todo = NULL;
+        }
+        if (!todo)
+                return -ENOMEM;
+        dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return open_failed(file, -errno, diag);
+        r = check_directory(file, dirpath, dir, euid, diag);
+        if (r < 0)
+                return r;
+
+        for (p = todo;;) {
+                _cleanup_close_ int fd = -EBADF;
+                char name[NAME_MAX + 1];
+                struct stat st;
+                size_t len;
+                bool last;
+
+                p += strspn(p, "/");
+                len = strcspn(p, "/");
+                if (len == 0) {
+                        diag_error(diag, file, 0, "not a regular file");
+                        return -EINVAL; /* "/", or a path that ends in "/" */
+                }
+                if (len > NAME_MAX)
+                        return open_failed(file, -ENAMETOOLONG, diag);
+                memcpy(name, p, len);
+                name[len] = '\0';
+                p += len;
+                last = p[strspn(p, "/")] == '\0';
+                if (!last && strcmp(name, ".") == 0)
+                        continue;
+
+                fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return open_failed(file, -errno, diag);
+
+                if (S_ISLNK(st.st_mode)) {
+                        char target[PATH_MAX], *next;
+                        ssize_t n;
+
+                        if (++symlinks > POLICY_SYMLINKS_MAX)
+                                return open_failed(file, -ELOOP, diag);
+                        n = readlinkat(dir, name, target, sizeof(target));
+                        if (n < 0)
+                                return open_failed(file, -errno, diag);
+                        if ((size_t)n >= sizeof(target))
+                                return open_failed(file, -ENAMETOOLONG, diag);
+                        target[n] = '\0';
+                        /* The target then the rest, from the link's directory or from /. */
+                        if (asprintf(&next, "%s/%s", target, p) < 0)
+                                return -ENOMEM;
+                        free(todo);
+                        todo = next;
+                        p = todo;
+                        if (target[0] == '/') {
+                                closep(&dir);
+                                dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                if (dir < 0)
+                                        return open_failed(file, -errno, diag);
+                                strcpy(dirpath, "/");
+                        }
+                        continue;
+                }
+                if (last) {
+                        if (!S_ISREG(st.st_mode)) {
+                                diag_error(diag, file, 0, "not a regular file");
+                                return -EINVAL;
+                        }
+                        /* O_NONBLOCK: should a FIFO have been swapped in meanwhile, it is not waited on. */
+                        r = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+                        if (r < 0)
+                                return open_failed(file, -errno, diag);
+                        *ret_fd = r;
+                        return 0;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return open_failed(file, -ENOTDIR, diag);
+
+                if (strcmp(name, "..") == 0) {
+                        char *slash = strrchr(dirpath, '/');
+
+                        slash[slash == dirpath ? 1 : 0] = '\0';
+                } else {
+                        len = strlen(dirpath);
+                        if (len + 1 + strlen(name) >= sizeof(dirpath))
+                                return open_failed(file, -ENAMETOOLONG, diag);
+                        snprintf(dirpath + len, sizeof(dirpath) - len, "%s%s", len > 1 ? "/" : "", name);
+                }
+                closep(&dir);
+                dir = fd;
+                fd = -EBADF;
+                r = check_directory(file, dirpath, dir, euid, diag);
+                if (r < 0)
+                        return r;
+        }
+}
+
 int policy_load(const char *file, Diag *diag, Policy **ret) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
@@ -528,13 +717,9 @@ int policy_load(const char *file, Diag *diag, Policy **ret) {
         struct stat st;
         int r;
 
-        /* O_NONBLOCK: a FIFO at the policy path must be refused, not waited on. */
-        fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) {
-                r = -errno;
-                diag_error(diag, file, 0, "cannot open: %s", strerror(-r));
+        r = open_policy(file, geteuid(), diag, &fd);
+        if (r < 0)
                 return r;
-        }
         if (fstat(fd, &st) < 0) {
                 r = -errno;
                 diag_error(diag, file, 0, "cannot stat: %s", strerror(-r));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "thpguard/escape.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
 
@@ -144,33 +145,6 @@ static int kb_fields_parse(LineReader *lr, const KbField *fields, size_t n_field
                         return r;
         }
         return 0;
-}
-
-bool procfs_sanitize(const char *src, size_t len, char *buf, size_t size) {
-        size_t used = 0;
-
-        if (size == 0)
-                return len == 0;
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)src[i];
-
-                if (c >= 0x20 && c < 0x7f) {
-                        if (used + 1 >= size) {
-                                buf[used] = '\0';
-                                return false;
-                        }
-                        buf[used++] = (char)c;
-                } else {
-                        if (used + 4 >= size) {
-                                buf[used] = '\0';
-                                return false;
-                        }
-                        snprintf(buf + used, size - used, "\\x%02x", c);
-                        used += 4;
-                }
-        }
-        buf[used] = '\0';
-        return true;
 }
 
 /* ---- /proc/meminfo ------------------------------------------------------ */
@@ -477,7 +451,7 @@ int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
                         /* "Name:\t<comm>": the tab is the separator, the comm may hold tabs. */
                         if (have_name || value_len == 0 || value[0] != '\t')
                                 return -EBADMSG;
-                        procfs_sanitize(value + 1, value_len - 1, s.name, sizeof(s.name));
+                        escape_printable(value + 1, value_len - 1, s.name, sizeof(s.name));
                         have_name = true;
                         continue;
                 }
@@ -588,7 +562,8 @@ int procfs_parse_cmdline(const char *buf, size_t len, ProcCmdline *ret) {
                         if (!param_eq(buf + start, (size_t)(eq - (buf + start)), cmdline_param_names[p]))
                                 continue;
                         /* Cut short, "16K-2M:never" could read as "16K-2M:nev": refuse instead. */
-                        if (!procfs_sanitize(buf + value, value_end - value, c.value[p], sizeof(c.value[p])))
+                        if (!escape_printable(buf + value, value_end - value, c.value[p],
+                                              sizeof(c.value[p])))
                                 return -EBADMSG;
                         c.set[p] = true;
                 }
@@ -791,7 +766,7 @@ static int parse_mapping_header(const char *line, size_t len, ProcMapping *ret) 
                         return -EBADMSG;
         while (pos < len && is_blank(line[pos]))
                 pos++;
-        procfs_sanitize(line + pos, len - pos, m.name, sizeof(m.name));
+        escape_printable(line + pos, len - pos, m.name, sizeof(m.name));
         *ret = m;
         return 0;
 }

@@ -4,17 +4,22 @@
 #include <errno.h>
 #include <json-c/json.h>
 
+#include "thpguard/escape.h"
 #include "thpguard/macro.h"
 
+/* Every string escaped: the parsers vouch for the words, this for the terminal. */
 void report_verify_text(FILE *f, const Policy *p, const KnobStatus *statuses) {
         fprintf(f, "%-32s %-14s %-14s %s\n", "KNOB", "DESIRED", "ACTUAL", "STATE");
         for (size_t i = 0; i < p->n_knobs; i++) {
                 const KnobStatus *st = &statuses[i];
+                char desired[4 * KNOB_VALUE_MAX], actual[4 * KNOB_VALUE_MAX], reason[4 * sizeof(st->reason)];
 
-                fprintf(f, "%-32s %-14s %-14s %s", p->knobs[i].path, p->knobs[i].desired,
-                        st->actual[0] ? st->actual : "-", knob_state_to_string(st->state));
+                fprintf(f, "%-32s %-14s %-14s %s", p->knobs[i].path,
+                        escape_str(p->knobs[i].desired, desired, sizeof(desired)),
+                        st->actual[0] ? escape_str(st->actual, actual, sizeof(actual)) : "-",
+                        knob_state_to_string(st->state));
                 if (st->reason[0])
-                        fprintf(f, " (%s)", st->reason);
+                        fprintf(f, " (%s)", escape_str(st->reason, reason, sizeof(reason)));
                 fputc('\n', f);
         }
 }
@@ -30,8 +35,8 @@ int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatu
                 json_object_put(knobs);
                 return -ENOMEM;
         }
-        json_object_object_add(root, "config", json_object_new_string(p->file));
-        json_object_object_add(root, "sysfs_root", json_object_new_string(s->root));
+        json_object_object_add(root, "config", json_string_utf8(p->file));
+        json_object_object_add(root, "sysfs_root", json_string_utf8(s->root));
         json_object_object_add(root, "mode", json_object_new_string(policy_mode_to_string(p->mode)));
         for (size_t i = 0; i < p->n_knobs; i++) {
                 const KnobStatus *st = &statuses[i];
@@ -39,14 +44,13 @@ int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatu
 
                 if (!row)
                         return -ENOMEM;
-                json_object_object_add(row, "knob", json_object_new_string(p->knobs[i].path));
-                json_object_object_add(row, "desired", json_object_new_string(p->knobs[i].desired));
-                json_object_object_add(row, "actual",
-                                       st->actual[0] ? json_object_new_string(st->actual) : NULL);
+                json_object_object_add(row, "knob", json_string_utf8(p->knobs[i].path));
+                json_object_object_add(row, "desired", json_string_utf8(p->knobs[i].desired));
+                json_object_object_add(row, "actual", st->actual[0] ? json_string_utf8(st->actual) : NULL);
                 json_object_object_add(row, "state",
                                        json_object_new_string(knob_state_to_string(st->state)));
                 if (st->reason[0])
-                        json_object_object_add(row, "reason", json_object_new_string(st->reason));
+                        json_object_object_add(row, "reason", json_string_utf8(st->reason));
                 json_object_array_add(knobs, row);
                 if (st->state == KNOB_STATE_DRIFT || st->state == KNOB_STATE_ERROR)
                         compliant = false;

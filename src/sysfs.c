@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
@@ -20,23 +22,39 @@ Sysfs *sysfs_free(Sysfs *s) {
         return NULL;
 }
 
+/* Only the default root must be a sysfs: fixture trees and a pod's /host/sys are what the operator says. */
+static int check_default_root(const char *root, int fd) {
+        struct statfs sfs;
+
+        if (!path_equal(root, "/sys"))
+                return 0;
+        if (fstatfs(fd, &sfs) < 0)
+                return -errno;
+        return sfs.f_type == SYSFS_MAGIC ? 0 : -ENODEV;
+}
+
 int sysfs_new(const char *root, Sysfs **ret) {
         _cleanup_sysfs_ Sysfs *s = NULL;
+        _cleanup_close_ int fd = -EBADF, thp = -EBADF;
         char buf[PATH_MAX];
-        struct stat st;
         int r;
 
-        if (stat(root, &st) < 0)
+        /* Not O_PATH: fstatfs() takes one only since Linux 3.12. */
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
                 return -errno;
-        if (!S_ISDIR(st.st_mode))
-                return -ENOTDIR;
+        r = check_default_root(root, fd);
+        if (r < 0)
+                return r;
+        thp = open_beneath(fd, SYSFS_THP_DIR, O_PATH | O_DIRECTORY);
+        if (thp == -ENOENT || thp == -ENOTDIR)
+                return -ENODEV;
+        if (thp < 0)
+                return thp;
 
         r = path_join_root(root, SYSFS_THP_DIR, buf, sizeof(buf));
         if (r < 0)
                 return r;
-        if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
-                return -ENODEV;
-
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
@@ -53,8 +71,25 @@ int sysfs_thp_path(const Sysfs *s, const char *rel, char *buf, size_t size) {
         return path_join_root(s->thp_dir, rel, buf, size);
 }
 
+/* A knob's file, opened from the root without following a symlink below it (fileio.h). */
+static int knob_open(const Sysfs *s, const char *knob, int flags) {
+        char rel[PATH_MAX];
+        int r;
+
+        r = path_join_root(SYSFS_THP_DIR, knob, rel, sizeof(rel));
+        if (r < 0)
+                return r;
+        return open_below(s->root, rel, flags);
+}
+
 int sysfs_read(const Sysfs *s, const char *knob, char *buf, size_t size, size_t *ret_len) {
-        return read_file_below(s->thp_dir, knob, buf, size, ret_len);
+        char rel[PATH_MAX];
+        int r;
+
+        r = path_join_root(SYSFS_THP_DIR, knob, rel, sizeof(rel));
+        if (r < 0)
+                return r;
+        return read_file_below(s->root, rel, buf, size, ret_len);
 }
 
 int sysfs_write(const Sysfs *s, const char *knob, const char *value) {
@@ -63,7 +98,7 @@ int sysfs_write(const Sysfs *s, const char *knob, const char *value) {
         ssize_t n;
 
         /* No O_TRUNC: it raises an IN_MODIFY of its own and means nothing to sysfs. */
-        fd = open_below(s->thp_dir, knob, O_WRONLY);
+        fd = knob_open(s, knob, O_WRONLY);
         if (fd < 0)
                 return fd;
         n = write(fd, value, len);
@@ -77,14 +112,14 @@ int sysfs_write(const Sysfs *s, const char *knob, const char *value) {
 static int handle_open(const Sysfs *s, const char *knob, SysfsHandle *h) {
         int fd;
 
-        fd = open_below(s->thp_dir, knob, O_RDWR);
+        fd = knob_open(s, knob, O_RDWR);
         if (fd >= 0) {
                 *h = (SysfsHandle){ .fd = fd, .writable = true };
                 return 0;
         }
         if (fd != -EROFS && fd != -EACCES && fd != -EPERM)
                 return fd;
-        fd = open_below(s->thp_dir, knob, O_RDONLY);
+        fd = knob_open(s, knob, O_RDONLY);
         if (fd < 0)
                 return fd;
         *h = (SysfsHandle){ .fd = fd, .writable = false };
@@ -97,10 +132,22 @@ void sysfs_handle_close(SysfsHandle *h) {
         *h = SYSFS_HANDLE_CLOSED;
 }
 
-bool sysfs_handle_is_stale(const SysfsHandle *h) {
-        struct stat st;
+bool sysfs_handle_is_stale(const Sysfs *s, const char *knob, const SysfsHandle *h) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat held, now;
 
-        return h->fd >= 0 && (fstat(h->fd, &st) < 0 || st.st_nlink == 0);
+        if (h->fd < 0)
+                return false;
+        if (fstat(h->fd, &held) < 0 || held.st_nlink == 0)
+                return true;
+        /*
+         * A file, or a whole directory, renamed away and replaced keeps its
+         * links: only the path, resolved again, can tell. O_PATH opens nothing.
+         */
+        fd = knob_open(s, knob, O_PATH);
+        if (fd < 0 || fstat(fd, &now) < 0)
+                return true;
+        return now.st_dev != held.st_dev || now.st_ino != held.st_ino;
 }
 
 /* What sysfs answers on an open file whose attribute was removed. */

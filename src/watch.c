@@ -54,28 +54,41 @@ static int watch_add(Watches *w, const Sysfs *s, WatchDir *d) {
         r = sysfs_thp_path(s, d->rel, path, sizeof(path));
         if (r < 0)
                 return r;
-        wd = inotify_add_watch(w->fd, path, WATCH_MASK);
+        /* A symlink planted where a knob directory should be is not watched (nor read: fileio.h). */
+        wd = inotify_add_watch(w->fd, path, WATCH_MASK | IN_DONT_FOLLOW | IN_ONLYDIR);
         if (wd < 0)
                 return -errno;
         d->wd = wd;
         return 0;
 }
 
+/* True if a knob before index i of p lies in the same directory as knob i. */
+static bool dir_seen_before(const Policy *p, size_t i) {
+        size_t len = knob_dir_len(p->knobs[i].path);
+
+        for (size_t j = 0; j < i; j++)
+                if (knob_dir_len(p->knobs[j].path) == len &&
+                    strncmp(p->knobs[j].path, p->knobs[i].path, len) == 0)
+                        return true;
+        return false;
+}
+
 size_t watches_sync(Watches *w, const Sysfs *s, const Policy *p) {
         WatchDir *dirs = NULL;
-        size_t n = 0, failed = 0;
+        size_t n = 0, failed = 0, unlisted = 0;
 
         for (size_t i = 0; i < p->n_knobs; i++) {
-                const char *path = p->knobs[i].path, *name;
-                bool seen = false;
+                const char *path = p->knobs[i].path;
+                WatchDir *nd;
 
-                for (size_t j = 0; j < n && !seen; j++)
-                        seen = knob_in_dir(path, dirs[j].rel, &name);
-                if (seen)
+                if (dir_seen_before(p, i))
                         continue;
-                WatchDir *nd = realloc(dirs, (n + 1) * sizeof(*nd));
-                if (!nd)
-                        break;
+                /* Out of memory: this directory goes unwatched, and is counted so. */
+                nd = unlisted == 0 ? realloc(dirs, (n + 1) * sizeof(*nd)) : NULL;
+                if (!nd) {
+                        unlisted++;
+                        continue;
+                }
                 dirs = nd;
                 snprintf(dirs[n].rel, sizeof(dirs[n].rel), "%.*s", (int)knob_dir_len(path), path);
                 dirs[n].wd = -1;
@@ -89,10 +102,11 @@ size_t watches_sync(Watches *w, const Sysfs *s, const Policy *p) {
         free(w->dirs);
         w->dirs = dirs;
         w->n_dirs = n;
+        w->n_unlisted = unlisted;
         for (size_t i = 0; i < n; i++)
                 if (watch_add(w, s, &w->dirs[i]) < 0)
                         failed++;
-        return failed;
+        return failed + unlisted;
 }
 
 size_t watches_readd(Watches *w, const Sysfs *s) {
@@ -105,7 +119,7 @@ size_t watches_readd(Watches *w, const Sysfs *s) {
 }
 
 size_t watches_lost(const Watches *w) {
-        size_t lost = 0;
+        size_t lost = w->n_unlisted;
 
         for (size_t i = 0; i < w->n_dirs; i++)
                 lost += w->dirs[i].wd < 0;

@@ -51,7 +51,8 @@
 #define STARTS              20
 #define RECHECKS_IN_PROCESS 10000
 
-static char dir[] = "/tmp/thpguard-bench-XXXXXX";
+/* The policy's directory: not under /tmp, which thpguardd as root refuses (mode 1777). */
+static char dir[] = "/run/thpguard-bench-XXXXXX";
 
 static uint64_t now_ns(void) {
         struct timespec ts;

@@ -19,7 +19,7 @@ typedef enum DiagLevel {
 
 typedef struct DiagEntry {
         DiagLevel level;
-        char *text; /* "file:line: message", or "file: message" when line is 0 */
+        char *text; /* "file:line: message", or "file: message" when line is 0; printable ASCII */
 } DiagEntry;
 
 typedef struct Diag {

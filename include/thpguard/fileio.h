@@ -2,15 +2,38 @@
 #pragma once
 
 /*
- * Reading a whole small file below a root prefix (--sysfs-root,
- * --proc-root): the one implementation for sysfs knobs, /proc files and
- * the metrics' kernel figures. Paths are joined by path_join_root().
+ * Opening and reading files below a root prefix (--sysfs-root, --proc-root,
+ * the metrics file's directory from /) as root: the one implementation for
+ * sysfs knobs, /proc files and the metrics. Below the root no symbolic link
+ * is followed, ".." never leaves it, and only regular files (or, asked for,
+ * directories) are opened: a symlink planted in a fixture tree or in a
+ * directory another user owns cannot redirect a read or a write.
  */
 
 #include <stddef.h>
 
-/* Opens root/rel with flags plus O_CLOEXEC, O_NOCTTY and O_NONBLOCK. Returns the fd or -errno. */
+/*
+ * Opens rel below the directory dirfd. flags are open()'s; O_CLOEXEC,
+ * O_NOCTTY, O_NONBLOCK and O_NOFOLLOW are added. With O_DIRECTORY rel must
+ * name a directory (O_PATH | O_DIRECTORY gives an fd for the *at() calls);
+ * otherwise a regular file, checked before the open, so a device node is
+ * never opened and a FIFO never blocks. Returns the fd or -errno: -ELOOP for
+ * a symlink anywhere on the way, -EXDEV for ".." or an absolute rel, -EISDIR
+ * or -ENOTDIR, -EBADFD for a FIFO, socket or device node.
+ *
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where the kernel has it
+ * (5.6) and no seccomp filter refuses it; open_beneath_walk() where not.
+ */
+int open_beneath(int dirfd, const char *rel, int flags);
+
+/* The same, one openat(O_PATH | O_NOFOLLOW) per directory component, for any kernel. */
+int open_beneath_walk(int dirfd, const char *rel, int flags);
+
+/* open_beneath() from root, which is opened as given (its own symlinks are the operator's). */
 int open_below(const char *root, const char *rel, int flags);
+
+/* strerror() that says why open_beneath() refused a file (ELOOP, EBADFD); errnum > 0. */
+const char *fileio_strerror(int errnum);
 
 /* Reads root/rel into buf, NUL-terminated; -EFBIG if it does not fit in size - 1 bytes. */
 int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len);

@@ -40,7 +40,8 @@ int log_target_from_string(const char *s, LogTarget *ret);
 void logger_init(Logger *l, LogTarget requested, const char *journal_socket, FILE *console);
 
 /*
- * Sends one event. message_id may be NULL. When the journal is the target
+ * Sends one event. message_id may be NULL; so may a field's value, which
+ * leaves that field out. When the journal is the target
  * but its socket is gone, the event goes to the console instead:
  * sd_journal_send() returns 0 even when nothing was logged.
  */
@@ -48,6 +49,13 @@ void log_event(const Logger *l, int priority, const char *message_id, const LogF
                size_t n_fields, const char *fmt, ...) _printf_(6, 7);
 
 #define log_plain(l, prio, ...) log_event(l, prio, NULL, NULL, 0, __VA_ARGS__)
+
+/*
+ * Logs "MESSAGE: strerror(-error)" at LOG_ERR with THPGUARD_ERRNO, and
+ * returns error (a negative errno), as systemd's log_error_errno() does:
+ *   return log_error_errno(&d->log, r, "cannot watch %s", dir);
+ */
+int log_error_errno(const Logger *l, int error, const char *fmt, ...) _printf_(3, 4);
 
 /* Appends key=value to buf in logfmt, quoting where needed. */
 void logfmt_append(char *buf, size_t size, const char *key, const char *value);

@@ -9,6 +9,7 @@
  * metrics_write_file() replaces the file atomically.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,8 +63,21 @@ int metrics_render_string(const MetricsSnapshot *s, char **ret, size_t *ret_len)
  * Renders s into a temporary file next to path (".NAME.XXXXXX": the textfile
  * collector reads only *.prom), fsync()s it, makes it 0644 and renames it
  * over path. A reader sees the old file or the new one, never a part.
+ *
+ * path is absolute. Its directory is opened once, from /, following no
+ * symlink (-ELOOP), and the temporary file is created (O_EXCL | O_NOFOLLOW)
+ * and renamed relative to it: whoever owns a directory on the way, or may
+ * write to the last one, cannot steer the write elsewhere. A directory that
+ * another user than root (or than the one we run as) owns or may write is
+ * refused with -METRICS_EUNSAFE_DIR, and nothing is written.
  */
 int metrics_write_file(const char *path, const MetricsSnapshot *s);
+
+/* metrics_write_file()'s own errno for an unsafe directory (systemd's chase() says ENOLINK too). */
+#define METRICS_EUNSAFE_DIR ENOLINK
+
+/* strerror() for metrics_write_file()'s errors: says why a directory was refused; errnum > 0. */
+const char *metrics_strerror(int errnum);
 
 /* The vmstat counters exported as thpguard_vmstat_total: thp_* and compact_stall. */
 bool metrics_vmstat_is_exported(const char *name);

@@ -19,13 +19,22 @@
 #define POLICY_FILE_DEFAULT "/etc/thpguard/thpguard.conf"
 #define POLICY_SIZE_MAX     (1024 * 1024)
 /* A real policy has a few dozen; libconfig parses in time quadratic in this. */
-#define POLICY_SETTINGS_MAX            1024
+#define POLICY_SETTINGS_MAX 1024
+/*
+ * The longest string literal, in bytes of the file. A real policy's longest
+ * string is a metrics_file path. libconfig 1.5 leaks the string token it
+ * discards on a syntax error (upstream #142), once per failed load: this
+ * bound keeps 1,000 failed reloads of any policy under 1 MiB.
+ */
+#define POLICY_STRING_MAX              512
 #define POLICY_RECHECK_DEFAULT         30
 #define POLICY_RECHECK_MIN             1
 #define POLICY_RECHECK_MAX             86400
 #define POLICY_FIGHT_THRESHOLD_DEFAULT 5
 #define POLICY_FIGHT_THRESHOLD_MAX     1000
 #define POLICY_FIGHT_WINDOW_DEFAULT    10
+/* Symlinks followed on the way to the policy, as the kernel's MAXSYMLINKS. */
+#define POLICY_SYMLINKS_MAX 40
 
 typedef enum PolicyMode {
         POLICY_MODE_ENFORCE,
@@ -63,8 +72,11 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
 
 /*
  * Opens file (following symlinks, as a ConfigMap mount needs), refuses what
- * is not a regular file, larger than POLICY_SIZE_MAX, or (when euid is 0)
- * writable by others or not owned by root, then parses it.
+ * is not a regular file or is larger than POLICY_SIZE_MAX, then parses it.
+ * When euid is 0 it also refuses, naming the culprit, a file not owned by
+ * root or writable by group or others, and the same of any directory its
+ * path goes through, from / and along every symlink (a directory on a
+ * read-only mount may have any mode). Otherwise those are warnings.
  */
 int policy_load(const char *file, Diag *diag, Policy **ret);
 

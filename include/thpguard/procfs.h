@@ -169,9 +169,3 @@ typedef struct ProcSmaps {
  * is exiting): 0 mappings, not an error.
  */
 int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret);
-
-/*
- * Copies src[0..len) into buf as printable ASCII ("\xNN" for the rest),
- * cutting at a whole character. Returns false if it had to cut.
- */
-bool procfs_sanitize(const char *src, size_t len, char *buf, size_t size);

@@ -23,7 +23,11 @@ typedef struct Sysfs {
 /*
  * Returns -ENOENT or -ENOTDIR when root itself is missing or not a
  * directory, and -ENODEV when root exists but has no THP directory (a kernel
- * without THP, or a path that is not a sysfs mount).
+ * without THP, or a path that is not a sysfs mount) or when root is the
+ * default /sys and is not a sysfs (statfs: SYSFS_MAGIC). Any other root
+ * (a fixture tree, a pod's /host/sys) is taken as the operator names it; below
+ * it, no symlink is followed and only regular files are opened (fileio.h):
+ * -ELOOP for a symlink on the way to the THP directory.
  */
 int sysfs_new(const char *root, Sysfs **ret);
 Sysfs *sysfs_free(Sysfs *s);
@@ -62,8 +66,14 @@ int sysfs_write_handle(const Sysfs *s, const char *knob, SysfsHandle *h, const c
 
 void sysfs_handle_close(SysfsHandle *h);
 
-/* True if the file behind h was unlinked (in a fixture tree; sysfs itself answers ENODEV). */
-bool sysfs_handle_is_stale(const SysfsHandle *h);
+/*
+ * True if h no longer is the file at the knob's path: unlinked, or the file
+ * or one of its directories renamed away and replaced (fixture trees; sysfs
+ * itself answers ENODEV, and its directories cannot be renamed). Compares
+ * the device and inode of the open file with those of the path resolved
+ * again from the root.
+ */
+bool sysfs_handle_is_stale(const Sysfs *s, const char *knob, const SysfsHandle *h);
 
 /* max_ptes_* upper bound from hpage_pmd_size and the page size. */
 int sysfs_read_ptes_max(const Sysfs *s, uint64_t *ret);

@@ -26,6 +26,7 @@ typedef struct Watches {
         int fd;
         WatchDir *dirs;
         size_t n_dirs;
+        size_t n_unlisted; /* directories left out when memory ran short: unwatched until the next sync */
 } Watches;
 
 int watches_new(Watches **ret);

@@ -19,7 +19,7 @@
 #include "thpguard/procfs.h"
 #include "thpguard/sysfs.h"
 
-/* Exit codes, documented in --help and thpguardctl(8). */
+/* Exit codes, documented in --help and thpguardctl(1). */
 enum {
         CTL_EXIT_OK = 0,
         CTL_EXIT_FAILURE = 1, /* a source the command needs is missing or unreadable */

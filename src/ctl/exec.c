@@ -98,9 +98,13 @@ static int set_mode(CtlThpMode mode) {
 }
 
 int ctl_exec(CtlThpMode mode, char **argv) {
+        int r;
+
         if (set_mode(mode) < 0)
                 return CTL_EXIT_EXEC_FAILED;
         execvp(argv[0], argv);
-        fprintf(stderr, "thpguardctl: %s: %s\n", argv[0], strerror(errno));
-        return errno == ENOENT ? CTL_EXIT_EXEC_NOT_FOUND : CTL_EXIT_EXEC_CANNOT_RUN;
+        /* Kept before printing: a failed write to a closed or full stderr sets errno too. */
+        r = -errno;
+        fprintf(stderr, "thpguardctl: %s: %s\n", argv[0], strerror(-r));
+        return r == -ENOENT ? CTL_EXIT_EXEC_NOT_FOUND : CTL_EXIT_EXEC_CANNOT_RUN;
 }

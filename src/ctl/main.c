@@ -60,7 +60,7 @@ static void help(void) {
                "sysfs directory, the proc root, the process, or a --config given explicitly); 2 usage.\n"
                "exec: the command's own status, or 125 if the THP mode could not be set, 126 if the\n"
                "command cannot run, 127 if it was not found.\n"
-               "See thpguardctl(8).\n",
+               "See thpguardctl(1).\n",
                CTL_TOP_DEFAULT, CTL_TOP_MAX, CTL_TOP_DEFAULT, PROCFS_SMAPS_TOP_MAX);
 }
 

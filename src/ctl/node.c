@@ -11,6 +11,7 @@
 
 #include "ctl.h"
 #include "thpguard/diag.h"
+#include "thpguard/escape.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
@@ -353,7 +354,7 @@ static void collect_proc_files(CtlNode *n) {
         if (r >= 0) {
                 while (len > 0 && buf[len - 1] == '\n')
                         len--;
-                procfs_sanitize(buf, len, n->kernel_release, sizeof(n->kernel_release));
+                escape_printable(buf, len, n->kernel_release, sizeof(n->kernel_release));
         }
 
         r = read_file_below(n->proc_root, "meminfo", buf, MEMINFO_READ_MAX, &len);

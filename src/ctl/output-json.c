@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --json: the same facts as the text output, as one document built with
- * json-c (it escapes; every string we hand it is already printable ASCII).
+ * json-c. It escapes control characters but passes other bytes through, so
+ * every string that is not a constant goes through json_string_utf8(): the
+ * document is valid UTF-8 whatever a policy, /proc or sysfs held.
  * Sizes are in kB, as the kernel prints them, in fields named *_kb; a value
  * this kernel does not report is null.
  */
@@ -11,8 +13,10 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/escape.h"
 #include "thpguard/json-util.h"
 #include "thpguard/macro.h"
+#include "thpguard/number.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
@@ -21,7 +25,7 @@ static json_object *u64_or_null(uint64_t v) {
 }
 
 static json_object *str_or_null(const char *s) {
-        return s && *s ? json_object_new_string(s) : NULL;
+        return s && *s ? json_string_utf8(s) : NULL;
 }
 
 static json_object *tristate(int v) {
@@ -50,16 +54,16 @@ static json_object *knobs_json(const CtlNode *n) {
 
                 if (!o)
                         continue;
-                add(o, "knob", json_object_new_string(k->path));
+                add(o, "knob", json_string_utf8(k->path));
                 add(o, "present", json_object_new_boolean(k->present));
-                add(o, "value", k->read_error == 0 ? json_object_new_string(k->value.active) : NULL);
+                add(o, "value", k->read_error == 0 ? json_string_utf8(k->value.active) : NULL);
                 if (k->read_error == 0 && k->spec->type == KNOB_CHOICE) {
                         offered = json_object_new_array();
                         for (size_t j = 0; offered && j < k->value.n_offered; j++)
-                                json_object_array_add(offered, json_object_new_string(k->value.offered[j]));
+                                json_object_array_add(offered, json_string_utf8(k->value.offered[j]));
                 }
                 add(o, "offered", offered);
-                add(o, "desired", k->policy ? json_object_new_string(k->policy->desired) : NULL);
+                add(o, "desired", k->policy ? json_string_utf8(k->policy->desired) : NULL);
                 add(o, "policy_line", k->policy ? json_object_new_int((int)k->policy->line) : NULL);
                 add(o, "state", json_object_new_string(ctl_knob_state_to_string(k->state)));
                 add(o, "reason", str_or_null(k->reason));
@@ -73,7 +77,7 @@ static json_object *policy_json(const CtlNode *n) {
 
         if (!o)
                 return NULL;
-        add(o, "file", json_object_new_string(n->policy_file));
+        add(o, "file", json_string_utf8(n->policy_file));
         add(o, "loaded", json_object_new_boolean(n->policy != NULL));
         add(o, "mode", n->policy ? json_object_new_string(policy_mode_to_string(n->policy->mode)) : NULL);
         add(o, "error", str_or_null(n->policy_error));
@@ -87,10 +91,10 @@ static json_object *cmdline_json(const CtlNode *n) {
 
         if (!o)
                 return NULL;
-        add(o, "error", n->cmdline_error < 0 ? json_object_new_string(strerror(-n->cmdline_error)) : NULL);
+        add(o, "error", n->cmdline_error < 0 ? json_string_utf8(strerror(-n->cmdline_error)) : NULL);
         for (ProcCmdlineParam p = 0; p < _PROC_CMDLINE_PARAM_MAX; p++)
                 add(o, procfs_cmdline_param_name(p),
-                    n->cmdline_error >= 0 && n->cmdline.set[p] ? json_object_new_string(n->cmdline.value[p])
+                    n->cmdline_error >= 0 && n->cmdline.set[p] ? json_string_utf8(n->cmdline.value[p])
                                                                : NULL);
         return o;
 }
@@ -117,8 +121,13 @@ static json_object *meminfo_json(const CtlNode *n) {
 static json_object *counters_json(const ProcCounter *c, size_t n) {
         json_object *o = json_object_new_object();
 
-        for (size_t i = 0; o && i < n; i++)
-                add(o, c[i].name, json_new_uint64(c[i].value));
+        for (size_t i = 0; o && i < n; i++) {
+                /* The names of hugepages-*kB/stats/ are whatever files that directory holds. */
+                _cleanup_free_ char *key = utf8_sanitize(c[i].name);
+
+                if (key)
+                        add(o, key, json_new_uint64(c[i].value));
+        }
         return o;
 }
 
@@ -130,7 +139,7 @@ static json_object *sizes_json(const CtlNode *n) {
 
                 if (!o)
                         continue;
-                add(o, "dir", json_object_new_string(n->sizes[i].dir));
+                add(o, "dir", json_string_utf8(n->sizes[i].dir));
                 add(o, "size_kb", json_new_uint64(n->sizes[i].size_kb));
                 add(o, "stats", counters_json(n->sizes[i].stats, n->sizes[i].n_stats));
                 json_object_array_add(a, o);
@@ -154,9 +163,12 @@ static json_object *rollup_fields(json_object *o, const ProcSmapsRollup *r) {
         add(o, "rss_kb", u64_or_null(r->rss_kb));
         add(o, "pss_kb", u64_or_null(r->pss_kb));
         add(o, "anon_huge_pages_kb", u64_or_null(r->anon_huge_pages_kb));
+        /* At most 1, as the text's percentage: a part above the whole counts as all of it. */
         add(o, "anon_huge_share",
-            r->rss_kb && r->rss_kb != PROCFS_UNKNOWN
-                ? json_object_new_double((double)r->anon_huge_pages_kb / (double)r->rss_kb)
+            r->rss_kb && r->rss_kb != PROCFS_UNKNOWN && r->anon_huge_pages_kb != PROCFS_UNKNOWN
+                ? json_object_new_double(r->anon_huge_pages_kb >= r->rss_kb
+                                             ? 1.0
+                                             : (double)r->anon_huge_pages_kb / (double)r->rss_kb)
                 : NULL);
         return o;
 }
@@ -180,7 +192,7 @@ static json_object *procs_json(const CtlNode *n) {
                 if (!p)
                         continue;
                 add(p, "pid", json_new_uint64(s->top[i].pid));
-                add(p, "command", json_object_new_string(s->top[i].name));
+                add(p, "command", json_string_utf8(s->top[i].name));
                 rollup_fields(p, &s->top[i].rollup);
                 add(p, "thp_enabled", tristate(s->top[i].thp_enabled));
                 json_object_array_add(top, p);
@@ -197,13 +209,13 @@ int ctl_status_print_json(FILE *f, const CtlNode *n) {
                 json_object_put(notes);
                 return -ENOMEM;
         }
-        add(root, "headline", json_object_new_string(n->headline));
+        add(root, "headline", json_string_utf8(n->headline));
         for (size_t i = 0; i < n->n_notes; i++)
-                json_object_array_add(notes, json_object_new_string(n->notes[i].text));
+                json_object_array_add(notes, json_string_utf8(n->notes[i].text));
         add(root, "notes", notes);
         add(root, "kernel", str_or_null(n->kernel_release));
-        add(root, "sysfs_root", json_object_new_string(n->sysfs_root));
-        add(root, "proc_root", json_object_new_string(n->proc_root));
+        add(root, "sysfs_root", json_string_utf8(n->sysfs_root));
+        add(root, "proc_root", json_string_utf8(n->proc_root));
         add(root, "policy", policy_json(n));
         add(root, "knobs", knobs_json(n));
         add(root, "cmdline", cmdline_json(n));
@@ -223,18 +235,18 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
         if (!root)
                 return -ENOMEM;
         add(root, "pid", json_new_uint64(p->pid));
-        add(root, "command", json_object_new_string(p->status.name));
+        add(root, "command", json_string_utf8(p->status.name));
         add(root, "exe", str_or_null(p->exe));
         add(root, "kernel_thread", tristate(p->status.kthread));
         add(root, "thp_enabled", tristate(p->status.thp_enabled));
         add(root, "enabled", str_or_null(p->enabled));
         add(root, "defrag", str_or_null(p->defrag));
-        add(root, "verdict", json_object_new_string(p->verdict));
+        add(root, "verdict", json_string_utf8(p->verdict));
         if (p->rollup_error >= 0)
                 rollup_fields(root, &p->rollup);
         add(root, "vm_rss_kb", u64_or_null(p->status.vm_rss_kb));
         add(root, "runtime", json_object_new_string(ctl_runtime_to_string(p->runtime)));
-        add(root, "compare_with", json_object_new_string(p->compare_with));
+        add(root, "compare_with", json_string_utf8(p->compare_with));
         if (m) {
                 json_object *s = json_object_new_object(), *top = json_object_new_array();
 
@@ -254,8 +266,8 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
                                         continue;
                                 snprintf(addr, sizeof(addr), "%" PRIx64 "-%" PRIx64, x->start, x->end);
                                 add(o, "address", json_object_new_string(addr));
-                                add(o, "perms", json_object_new_string(x->perms));
-                                add(o, "size_kb", json_new_uint64((x->end - x->start) / 1024));
+                                add(o, "perms", json_string_utf8(x->perms));
+                                add(o, "size_kb", json_new_uint64(u64_sat_sub(x->end, x->start) / 1024));
                                 add(o, "rss_kb", u64_or_null(x->rss_kb));
                                 add(o, "anon_huge_pages_kb", json_new_uint64(x->anon_huge_pages_kb));
                                 add(o, "madv_hugepage", json_object_new_boolean(x->advised_huge));
@@ -271,6 +283,6 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
                         json_object_put(top);
                 }
         } else
-                add(root, "smaps_error", json_object_new_string(strerror(-p->smaps_error)));
+                add(root, "smaps_error", json_string_utf8(strerror(-p->smaps_error)));
         return print_doc(f, root);
 }

@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The text report. What it prints from /proc was made printable by the
+ * parsers (escape_printable()), what it prints from sysfs are words the
+ * parsers accepted, and the policy's diagnostics come escaped from diag.c;
+ * the paths given on the command line are escaped here.
+ */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/escape.h"
+#include "thpguard/number.h"
 
 /* "1234 kB", or "-" for a field this kernel did not print. */
 static const char *kb(uint64_t v, char *buf, size_t size) {
@@ -26,7 +35,7 @@ static void percent(uint64_t part, uint64_t whole, char *buf, size_t size) {
         if (part == PROCFS_UNKNOWN || whole == PROCFS_UNKNOWN || whole == 0)
                 snprintf(buf, size, "-");
         else
-                snprintf(buf, size, "%" PRIu64 "%%", part * 100 / whole);
+                snprintf(buf, size, "%u%%", number_percent(part, whole));
 }
 
 static void print_policy(FILE *f, const CtlNode *n) {
@@ -44,7 +53,7 @@ static void print_policy(FILE *f, const CtlNode *n) {
                 managed += n->knobs[i].policy != NULL;
                 unsupported += n->knobs[i].state == CTL_KNOB_UNSUPPORTED;
         }
-        fprintf(f, "Policy %s (%s): %zu managed knob(s), ", n->policy->file,
+        fprintf(f, "Policy %s (%s): %zu managed knob(s), ", n->policy_file,
                 policy_mode_to_string(n->policy->mode), managed);
         if (n->n_policy_drift == 0 && n->n_policy_error == 0 && unsupported == 0)
                 fprintf(f, "all compliant\n");
@@ -187,7 +196,13 @@ static void print_procs(FILE *f, const CtlNode *n) {
                 fprintf(f, "  ... and %zu more with AnonHugePages (--top N)\n", s->n_with_thp - s->n_top);
 }
 
-void ctl_status_print_text(FILE *f, const CtlNode *n) {
+void ctl_status_print_text(FILE *f, const CtlNode *node) {
+        char policy_file[4 * PATH_MAX], sysfs_root[4 * PATH_MAX], proc_root[4 * PATH_MAX];
+        CtlNode copy = *node, *n = &copy; /* shallow, with the paths escaped for printing */
+
+        copy.policy_file = escape_str(node->policy_file, policy_file, sizeof(policy_file));
+        copy.sysfs_root = escape_str(node->sysfs_root, sysfs_root, sizeof(sysfs_root));
+        copy.proc_root = escape_str(node->proc_root, proc_root, sizeof(proc_root));
         fprintf(f, "%s\n", n->headline);
         if (n->kernel_release[0])
                 fprintf(f, "Kernel %s. ", n->kernel_release);
@@ -216,7 +231,8 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
         else {
                 fprintf(f, "  Rss %s, Pss %s", kb(p->rollup.rss_kb, a, sizeof(a)),
                         kb(p->rollup.pss_kb, b, sizeof(b)));
-                if (p->rollup.rss_kb >= p->rollup.pss_kb)
+                if (p->rollup.rss_kb != PROCFS_UNKNOWN && p->rollup.pss_kb != PROCFS_UNKNOWN &&
+                    p->rollup.rss_kb >= p->rollup.pss_kb)
                         fprintf(f, " (%" PRIu64 " kB of Rss is shared with other processes)",
                                 p->rollup.rss_kb - p->rollup.pss_kb);
                 percent(p->rollup.anon_huge_pages_kb, p->rollup.rss_kb, pct, sizeof(pct));
@@ -246,8 +262,8 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
 
                                 snprintf(addr, sizeof(addr), "%" PRIx64 "-%" PRIx64, x->start, x->end);
                                 fprintf(f, "  %-33s %-5s %12" PRIu64 " %12s %14" PRIu64 " %-5s %s\n", addr,
-                                        x->perms, (x->end - x->start) / 1024, u64s(x->rss_kb, a, sizeof(a)),
-                                        x->anon_huge_pages_kb,
+                                        x->perms, u64_sat_sub(x->end, x->start) / 1024,
+                                        u64s(x->rss_kb, a, sizeof(a)), x->anon_huge_pages_kb,
                                         x->advised_huge     ? "hg"
                                         : x->advised_nohuge ? "nh"
                                                             : "-",

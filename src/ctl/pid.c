@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/escape.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
@@ -53,7 +54,7 @@ static void read_exe(const char *proc_root, uint64_t pid, char *ret, size_t size
         n = readlink(path, target, sizeof(target));
         if (n <= 0 || (size_t)n >= sizeof(target))
                 return;
-        procfs_sanitize(target, (size_t)n, ret, size);
+        escape_printable(target, (size_t)n, ret, size);
 }
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/number.h"
 
 #define PROFILES "see /usr/share/thpguard/profiles"
 
@@ -150,7 +151,7 @@ static void judge_sizes(CtlNode *n) {
 static void judge_counters(CtlNode *n) {
         const char *enabled = ctl_node_knob_value(n, "enabled");
         const char *defrag = ctl_node_knob_value(n, "defrag");
-        uint64_t alloc, fallback, stall, failed;
+        uint64_t alloc, fallback, faults, stall, failed;
 
         if (enabled && strcmp(enabled, "never") != 0 && n->khugepaged.pid == 0 && n->procs.n_scanned > 0)
                 ctl_note_add(
@@ -165,13 +166,14 @@ static void judge_counters(CtlNode *n) {
         stall = procfs_vmstat_get(n->vmstat, "compact_stall");
         failed = procfs_vmstat_get(n->vmstat, "thp_collapse_alloc_failed");
 
-        /* Below 100 faults a percentage says nothing. */
-        if (alloc != PROCFS_UNKNOWN && fallback != PROCFS_UNKNOWN && alloc + fallback >= 100 &&
-            fallback * 10 >= alloc + fallback)
+        /* Below 100 faults a percentage says nothing. Saturating: the counters may be forged. */
+        faults = u64_sat_add(alloc, fallback);
+        if (alloc != PROCFS_UNKNOWN && fallback != PROCFS_UNKNOWN && faults >= 100 &&
+            u64_sat_mul(fallback, 10) >= faults)
                 ctl_note_add(n,
-                             "thp_fault_fallback is %" PRIu64 "%% of THP faults (%" PRIu64 " of %" PRIu64
+                             "thp_fault_fallback is %u%% of THP faults (%" PRIu64 " of %" PRIu64
                              "): memory is fragmented, huge pages are hard to get",
-                             fallback * 100 / (alloc + fallback), fallback, alloc + fallback);
+                             number_percent(fallback, faults), fallback, faults);
         if (stall != PROCFS_UNKNOWN && stall > 0)
                 ctl_note_add(n,
                              "compact_stall %" PRIu64 ": tasks stalled in direct compaction since boot "

@@ -70,6 +70,9 @@ esac
 # (kubelet's AtomicWriter: a new ..TIMESTAMP dir, ..data_tmp -> it, renamed over ..data).
 CM=$TMP/configmap
 mkdir -p "$CM"
+# The kubelet makes the volume's directory 0777 (an emptyDir) and mounts it
+# read-only: the daemon must accept it (a read-only mount is not writable).
+chmod 0777 "$CM"
 cm_publish() {
         local ts old
         ts=..$(date +%Y_%m_%d_%H_%M_%S).$(date +%N)

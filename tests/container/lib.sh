@@ -13,6 +13,8 @@
 # real-sysfs.sh brings skip, fail, thp_get, thp_set, thp_wait_for and real_sysfs_begin.
 # shellcheck source=../lib/real-sysfs.sh
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
+# shellcheck source=../lib/safe-tmp.sh
+. "$SRCDIR/tests/lib/safe-tmp.sh"
 
 : "${THPGUARDD:?THPGUARDD is not set: run this test through ctest}"
 
@@ -38,7 +40,7 @@ fleet_exit() {
 
 fleet_init() {
         [ -x "$THPGUARDD" ] || fail "THPGUARDD=$THPGUARDD is not an executable"
-        TMP=$(mktemp -d "${TMPDIR:-/tmp}/thpguard-fleet.XXXXXX")
+        TMP=$(safe_mktemp thpguard-fleet)
         chmod 0755 "$TMP"
         trap fleet_exit EXIT
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -304,6 +305,119 @@ static void test_write_file(void **state) {
         remove_tree(dir);
 }
 
+static void make_dir(const char *dir, const char *rel, mode_t mode, uid_t uid, char *buf, size_t size) {
+        snprintf(buf, size, "%s/%s", dir, rel);
+        assert_int_equal(mkdir(buf, mode), 0);
+        assert_int_equal(chmod(buf, mode), 0);
+        assert_int_equal(chown(buf, uid, (gid_t)-1), 0);
+}
+
+/*
+ * Issue 12 item 4: whoever owns a parent of the metrics directory swaps the
+ * directory, or the parent itself, for a symlink to another directory: the
+ * writer follows neither and creates nothing there.
+ */
+static void test_write_file_symlink_swap(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        char parent[256], metrics[256], target[256], path[300], moved[400], held[300];
+
+        if (geteuid() != 0)
+                skip();
+        /* Debian's layout: a root-owned 0755 textfile directory in a directory another user owns. */
+        make_dir(dir, "parent", 0755, 65534, parent, sizeof(parent));
+        make_dir(dir, "parent/metrics", 0755, 0, metrics, sizeof(metrics));
+        make_dir(dir, "target", 0755, 0, target, sizeof(target));
+        snprintf(path, sizeof(path), "%s/thpguard.prom", metrics);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        assert_int_equal(count_entries(metrics), 1);
+
+        /* The directory itself becomes a symlink. */
+        snprintf(moved, sizeof(moved), "%s/metrics.old", parent);
+        assert_int_equal(rename(metrics, moved), 0);
+        assert_int_equal(symlink(target, metrics), 0);
+        assert_int_equal(metrics_write_file(path, &s), -ELOOP);
+        assert_int_equal(count_entries(target), 0);
+        assert_non_null(strstr(metrics_strerror(ELOOP), "symbolic link"));
+
+        /* A component higher up: parent a symlink to a directory holding a "metrics" that is root's. */
+        assert_int_equal(unlink(metrics), 0);
+        assert_int_equal(rename(moved, metrics), 0);
+        snprintf(held, sizeof(held), "%s/parent.real", dir);
+        assert_int_equal(rename(parent, held), 0);
+        assert_int_equal(symlink(held, parent), 0);
+        assert_int_equal(metrics_write_file(path, &s), -ELOOP);
+        snprintf(moved, sizeof(moved), "%s/metrics", held);
+        assert_int_equal(count_entries(moved), 1); /* only the first write's file */
+        remove_tree(dir);
+}
+
+/* A directory that belongs to another user is refused, whatever its mode, and nothing is created in it. */
+static void test_write_file_foreign_dir(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        const mode_t modes[] = { 0755, 0700, 0777 };
+        char m[256], path[300];
+
+        if (geteuid() != 0)
+                skip();
+        make_dir(dir, "m", 0755, 65534, m, sizeof(m));
+        snprintf(path, sizeof(path), "%s/thpguard.prom", m);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                assert_int_equal(chmod(m, modes[i]), 0);
+                assert_int_equal(metrics_write_file(path, &s), -METRICS_EUNSAFE_DIR);
+                assert_int_equal(count_entries(m), 0);
+        }
+        assert_non_null(strstr(metrics_strerror(METRICS_EUNSAFE_DIR), "written by a user other than root"));
+        /* Root's again, and only root may write it: written. */
+        assert_int_equal(chown(m, 0, (gid_t)-1), 0);
+        assert_int_equal(chmod(m, 0755), 0);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        assert_int_equal(count_entries(m), 1);
+        /* A relative path is no metrics path. */
+        assert_int_equal(metrics_write_file("thpguard.prom", &s), -EINVAL);
+        remove_tree(dir);
+}
+
+/*
+ * A root-owned directory that others may write (a Kubernetes emptyDir is
+ * 0777, /tmp 1777) is refused too: whoever can write it could plant what we
+ * would then present as ours. In a safe one, a symlink left at the file's
+ * name is replaced, not followed.
+ */
+static void test_write_file_shared_dir(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        const mode_t modes[] = { 0777, 01777, 0775, 0757 };
+        char m[256], path[300], outside[256], victim[300];
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+
+        if (geteuid() != 0)
+                skip();
+        make_dir(dir, "m", 0777, 0, m, sizeof(m));
+        make_dir(dir, "outside", 0755, 0, outside, sizeof(outside));
+        write_text(outside, "victim", "untouched\n");
+        snprintf(victim, sizeof(victim), "%s/victim", outside);
+        snprintf(path, sizeof(path), "%s/thpguard.prom", m);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                assert_int_equal(chmod(m, modes[i]), 0);
+                assert_int_equal(metrics_write_file(path, &s), -METRICS_EUNSAFE_DIR);
+                assert_int_equal(count_entries(m), 0);
+        }
+
+        assert_int_equal(chmod(m, 0755), 0);
+        assert_int_equal(symlink(victim, path), 0);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        text = slurp(victim);
+        assert_string_equal(text, "untouched\n");
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_uid, 0);
+        assert_int_equal(count_entries(m), 1);
+        remove_tree(dir);
+}
+
 static void test_read_kernel(void **state) {
         _cleanup_free_ char *dir = tmpdir();
         MetricsKernel k;
@@ -402,6 +516,9 @@ int main(void) {
                 cmocka_unit_test(test_kernel),
                 cmocka_unit_test(test_vmstat_filter),
                 cmocka_unit_test(test_write_file),
+                cmocka_unit_test(test_write_file_symlink_swap),
+                cmocka_unit_test(test_write_file_foreign_dir),
+                cmocka_unit_test(test_write_file_shared_dir),
                 cmocka_unit_test(test_read_kernel),
                 cmocka_unit_test(test_alive),
         };

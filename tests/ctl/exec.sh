@@ -25,6 +25,26 @@ expect_rc 0 "$C" exec --thp=disable -- "$C" exec --thp=inherit -- "$THP_HELPER" 
 grep -qx 'prctl_thp_disable=0' "$TMP/out" || fail "inherit did not clear: $(cat "$TMP/out")"
 grep -qx $'THP_enabled:\t1' "$TMP/out" || fail "inherit: $(cat "$TMP/out")"
 
+# A missing command is 127, one that cannot run 126, as env(1) says, even when
+# the message about it cannot be written: stderr closed, or a full device
+# (the failing write must not decide the status).
+expect_rc 127 "$C" exec --thp=disable -- /nonexistent/command
+grep -q '^thpguardctl: /nonexistent/command: No such file or directory$' "$TMP/err" || fail "missing command: $(cat "$TMP/err")"
+expect_rc 126 "$C" exec --thp=disable -- /dev/null
+for redirect in closed full; do
+        for cmd in /nonexistent/command /dev/null; do
+                rc=0
+                if [ $redirect = closed ]; then
+                        "$C" exec --thp=disable -- "$cmd" 2>&- || rc=$?
+                else
+                        "$C" exec --thp=disable -- "$cmd" 2>/dev/full || rc=$?
+                fi
+                want=126
+                [ "$cmd" = /dev/null ] || want=127
+                [ "$rc" = "$want" ] || fail "exec $cmd with stderr $redirect: exit $rc, want $want"
+        done
+done
+
 # advised-only: on 6.18 PR_GET_THP_DISABLE reads 3 (1 | PR_THP_DISABLE_EXCEPT_ADVISED)
 # while /proc/self/status keeps THP_enabled: 1, because THP is still possible
 # where the program asks; the real-sysfs test checks what it does to memory.

@@ -4,7 +4,11 @@ set -euo pipefail
 
 : "${THPGUARDCTL:?}" "${THP_HELPER:?}" "${CTL_FIXTURES:?}" "${FIXTURES:?}"
 
-TMP=$(mktemp -d)
+# shellcheck source=../lib/safe-tmp.sh
+. "${SRCDIR:?}/tests/lib/safe-tmp.sh"
+# Policies go in $TMP, which may be noexec (/run): programs go in $EXE_TMP.
+TMP=$(safe_mktemp thpguard-ctl)
+EXE_TMP=
 CTL_PIDS=()
 ctl_cleanup() {
         local p
@@ -12,7 +16,7 @@ ctl_cleanup() {
                 kill "$p" 2>/dev/null || true
                 wait "$p" 2>/dev/null || true
         done
-        rm -rf "$TMP"
+        rm -rf "$TMP" ${EXE_TMP:+"$EXE_TMP"}
 }
 trap ctl_cleanup EXIT
 

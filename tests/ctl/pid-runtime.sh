@@ -4,11 +4,12 @@
 C=$THPGUARDCTL
 command -v objcopy >/dev/null || skip "objcopy (binutils) is not installed"
 
+EXE_TMP=$(mktemp -d)
 printf '\377 Go buildinf:' >"$TMP/buildinfo"
-objcopy --add-section .go.buildinfo="$TMP/buildinfo" "$THP_HELPER" "$TMP/go-helper"
-chmod +x "$TMP/go-helper"
+objcopy --add-section .go.buildinfo="$TMP/buildinfo" "$THP_HELPER" "$EXE_TMP/go-helper"
+chmod +x "$EXE_TMP/go-helper"
 
-THP_HELPER=$TMP/go-helper start_hog 2 plain
+THP_HELPER=$EXE_TMP/go-helper start_hog 2 plain
 expect_rc 0 "$C" pid "$HOG_PID" --json
 json_check "$TMP/out" 'd["runtime"] == "go"' 'd["compare_with"].startswith("Go: compare Rss")' \
         'd["command"] == "go-helper"'
@@ -18,9 +19,9 @@ expect_rc 0 "$C" pid "$HOG_PID" --json
 json_check "$TMP/out" 'd["runtime"] == "unknown"' 'd["compare_with"].startswith("Compare Rss")'
 
 # Not an ELF file at all (a script): no guess.
-printf '#!/bin/sh\nexec sleep 30\n' >"$TMP/script"
-chmod +x "$TMP/script"
-"$TMP/script" 9>&- &
+printf '#!/bin/sh\nexec sleep 30\n' >"$EXE_TMP/script"
+chmod +x "$EXE_TMP/script"
+"$EXE_TMP/script" 9>&- &
 CTL_PIDS+=($!)
 sleep 0.2
 expect_rc 0 "$C" pid "$!" --json

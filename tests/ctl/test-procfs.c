@@ -467,20 +467,6 @@ static void test_smaps_hostile(void **state) {
         free(s);
 }
 
-static void test_sanitize(void **state) {
-        char buf[8];
-
-        assert_true(procfs_sanitize(LIT("abc"), buf, sizeof(buf)));
-        assert_string_equal(buf, "abc");
-        assert_true(procfs_sanitize(LIT("abc\x01"), buf, sizeof(buf))); /* 7 characters and the NUL */
-        assert_string_equal(buf, "abc\\x01");
-        assert_false(procfs_sanitize(LIT("abcd\x01"), buf, sizeof(buf))); /* no room for a whole escape */
-        assert_string_equal(buf, "abcd");
-        assert_true(procfs_sanitize(LIT("\x7f"), buf, sizeof(buf)));
-        assert_string_equal(buf, "\\x7f");
-        assert_false(procfs_sanitize(LIT("x"), buf, 0));
-}
-
 /* Random bytes into every parser: under ASan/UBSan, nothing may crash or read out of bounds. */
 static void test_random_input(void **state) {
         ProcSmaps *s = malloc(sizeof(*s));
@@ -525,8 +511,7 @@ int main(void) {
                 cmocka_unit_test(test_status_binary_comm),  cmocka_unit_test(test_status_hostile),
                 cmocka_unit_test(test_cmdline_every_param), cmocka_unit_test(test_cmdline_tokenizing),
                 cmocka_unit_test(test_thp_sizes_lookup),    cmocka_unit_test(test_smaps_real),
-                cmocka_unit_test(test_smaps_hostile),       cmocka_unit_test(test_sanitize),
-                cmocka_unit_test(test_random_input),
+                cmocka_unit_test(test_smaps_hostile),       cmocka_unit_test(test_random_input),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,8 +16,14 @@ rc=0
 out=$("$INOTIFY_COUNT" "$THP" "$THP/khugepaged" -- "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console 2>"$WORK/err") || rc=$?
 cat "$WORK/err"
 [ $rc -eq 1 ] || fail "invalid policy: exit $rc, want 1"
-grep -q "thpguard.conf:3: thp.defrag: invalid value \"sometimes\"" "$WORK/err" || fail "no file:line error for defrag"
-grep -q "thpguard.conf:5: policy: unknown key \"bogus\"" "$WORK/err" || fail "not every error was reported"
+# Each error is its own entry at priority err (logfmt quotes the value), so
+# `journalctl -p err` shows exactly what made the boot fail.
+grep -qF 'level=error msg="'"$WORK"'/thpguard.conf:3: thp.defrag: invalid value \"sometimes\"' "$WORK/err" ||
+        fail "no file:line error for defrag at level error"
+grep -qF 'level=error msg="'"$WORK"'/thpguard.conf:5: policy: unknown key \"bogus\"' "$WORK/err" ||
+        fail "not every error was reported at level error"
+grep -q '^level=error msg="invalid policy .*: not starting; nothing was written"' "$WORK/err" ||
+        fail "no closing line saying nothing was written"
 echo "$out" | grep -q '^total 0$' || fail "an invalid policy led to a write: $out"
 [ "$(thp_get enabled)" = always ] || fail "enabled was changed"
 

@@ -66,7 +66,9 @@ refuse_at_startup() {
         [ $rc -ne 137 ] || fail "$name, $what: not refused within ${LIMIT}s (killed)"
         [ $rc -eq 1 ] || { cat "$WORK/err" >&2; fail "$name, $what: exit $rc, want 1"; }
         [ -n "$rss" ] && [ "$rss" -lt $RSS_MAX_KB ] || fail "$name, $what: peak RSS ${rss:-unknown} kB, want < $RSS_MAX_KB"
-        head -1 "$WORK/err" | grep -q "^$WORK/$name.conf" || fail "$name, $what: the error does not name the file"
+        # -n prints file:line lines; the daemon logs them at level error (logfmt).
+        head -1 "$WORK/err" | grep -Eq "^(level=error msg=\")?$WORK/$name.conf" ||
+                fail "$name, $what: the error does not name the file"
         [ "$lines" -le 101 ] || fail "$name, $what: $lines lines of diagnostics: not capped"
         [ ! -s "$WORK/out" ] || [ "$(cat "$WORK/out")" != "configuration OK" ] || fail "$name, $what: accepted"
         grep -q 'AddressSanitizer\|runtime error' "$WORK/err" && fail "$name, $what: sanitizer report"

@@ -12,6 +12,9 @@
 #   - a knob a policy managed: $THP/<knob>;
 #   - the metrics file, or its temporary file beside it ($WORK/.m.prom.XXXXXX),
 #     created, renamed over the metrics file, or unlinked on failure.
+# Files are opened relative to directory fds (no symlink is followed below a
+# root, issue 12): strace -y names each fd's path, and a name is checked as
+# that path joined with it.
 # Positive controls: the log shows the writes happened (corrections, a
 # metrics file), so the trace is not empty by accident.
 set -euo pipefail
@@ -32,7 +35,7 @@ thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = true; }
 
 # LeakSanitizer cannot run under ptrace; the rest of ASan can.
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-        strace -f -qq -s 4096 -o "$WORK/strace.log" -e trace=%file \
+        strace -f -qq -y -s 4096 -o "$WORK/strace.log" -e trace=%file \
         "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console --metrics-file "$M" 9>&- 2>"$WORK/daemon.log" &
 STRACE_PID=$!
 fault_on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
@@ -84,6 +87,18 @@ allowed_knob() {
 is_tmp() { [[ $1 =~ ^$WORK/\.m\.prom\.[A-Za-z0-9]{6}$ ]]; }
 
 violation() { echo "VIOLATION: $*" >&2; violations=$((violations + 1)); }
+# at DIRFD NAME: the path a *at() call names. strace -y writes a directory fd
+# as 7</sys/kernel/mm/transparent_hugepage> and AT_FDCWD as AT_FDCWD</cwd>.
+at() {
+        if [[ $2 == /* ]]; then
+                echo "$2"
+        elif [[ $1 =~ \<(.*)\>$ ]]; then
+                echo "${BASH_REMATCH[1]%/}/$2"
+        else
+                echo "?$1?/$2"
+        fi
+}
+DIRFD='([A-Z_]+|[0-9]+)(<[^>]*>)?'
 # check_trace FILE: counts writes, renames and violations in an strace log.
 check_trace() {
         violations=0 writes=0 renames=0
@@ -93,25 +108,42 @@ check_trace() {
                 [[ $line =~ ^[0-9]+\ +([a-z0-9_]+)\((.*)$ ]] || continue
                 sc=${BASH_REMATCH[1]} args=${BASH_REMATCH[2]}
                 case $sc in
-                open | openat | openat2 | creat)
-                        [[ $args =~ \"([^\"]*)\"(,\ ([A-Z_|]+|\{[^}]*\}))? ]] || { violation "unparsed: $line"; continue; }
+                open | creat)
+                        [[ $args =~ ^\"([^\"]*)\"(,\ ([A-Z_|]+))? ]] || { violation "unparsed: $line"; continue; }
                         path=${BASH_REMATCH[1]} flags=${BASH_REMATCH[3]:-}
+                        ;;&
+                openat | openat2)
+                        [[ $args =~ ^$DIRFD,\ \"([^\"]*)\"(,\ ([A-Z_|]+|\{[^}]*\}))? ]] ||
+                                { violation "unparsed: $line"; continue; }
+                        path=$(at "${BASH_REMATCH[1]}${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}") flags=${BASH_REMATCH[5]:-}
+                        ;;&
+                open | creat | openat | openat2)
                         if [ "$sc" = creat ] || [[ $flags =~ O_WRONLY|O_RDWR|O_CREAT|O_TRUNC ]]; then
                                 writes=$((writes + 1))
                                 allowed_knob "$path" || is_tmp "$path" || violation "$line"
-                                [[ ! $args =~ ^[0-9] ]] || violation "open relative to a directory fd: $line"
                         fi
                         ;;
-                rename | renameat | renameat2)
+                rename)
                         renames=$((renames + 1))
-                        [[ $args =~ \"([^\"]*)\".*\"([^\"]*)\" ]] || { violation "unparsed: $line"; continue; }
+                        [[ $args =~ ^\"([^\"]*)\",\ \"([^\"]*)\" ]] || { violation "unparsed: $line"; continue; }
                         from=${BASH_REMATCH[1]} to=${BASH_REMATCH[2]}
                         if ! is_tmp "$from" || [ "$to" != "$M" ]; then violation "$line"; fi
                         ;;
-                unlink | unlinkat)
-                        [[ $args =~ \"([^\"]*)\" ]] || { violation "unparsed: $line"; continue; }
-                        path=${BASH_REMATCH[1]}
-                        is_tmp "$path" || violation "$line"
+                renameat | renameat2)
+                        renames=$((renames + 1))
+                        [[ $args =~ ^$DIRFD,\ \"([^\"]*)\",\ $DIRFD,\ \"([^\"]*)\" ]] ||
+                                { violation "unparsed: $line"; continue; }
+                        from=$(at "${BASH_REMATCH[1]}${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}")
+                        to=$(at "${BASH_REMATCH[4]}${BASH_REMATCH[5]}" "${BASH_REMATCH[6]}")
+                        if ! is_tmp "$from" || [ "$to" != "$M" ]; then violation "$line"; fi
+                        ;;
+                unlink)
+                        [[ $args =~ ^\"([^\"]*)\" ]] || { violation "unparsed: $line"; continue; }
+                        is_tmp "${BASH_REMATCH[1]}" || violation "$line"
+                        ;;
+                unlinkat)
+                        [[ $args =~ ^$DIRFD,\ \"([^\"]*)\" ]] || { violation "unparsed: $line"; continue; }
+                        is_tmp "$(at "${BASH_REMATCH[1]}${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}")" || violation "$line"
                         ;;
                 mkdir | mkdirat | rmdir | link | linkat | symlink | symlinkat | truncate | chmod | fchmodat | fchmodat2 | \
                         chown | lchown | fchownat | mknod | mknodat | utime | utimes | utimensat | futimesat | setxattr | lsetxattr | \
@@ -122,14 +154,20 @@ check_trace() {
         done <"$1"
 }
 
-# The checker itself must catch a stray write (a negative control).
-printf '%s\n' "1 openat(AT_FDCWD, \"/etc/thpguard-stray\", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 3" \
-        "1 renameat2(AT_FDCWD, \"$WORK/.m.prom.AbC123\", AT_FDCWD, \"/etc/passwd\", 0) = 0" \
+# The checker itself must catch a stray write (a negative control), also one
+# named relative to a directory fd, and pass the daemon's own.
+printf '%s\n' "1 openat(AT_FDCWD</>, \"/etc/thpguard-stray\", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 3" \
+        "1 renameat2(4<$WORK>, \".m.prom.AbC123\", 4<$WORK>, \"passwd\", 0) = 0" \
         "1 unlink(\"$THP/enabled\") = -1 EPERM (Operation not permitted)" \
         "1 mkdir(\"$WORK/x\", 0755) = 0" \
-        "1 openat(AT_FDCWD, \"$THP/enabled\", O_RDWR|O_CLOEXEC|O_NOCTTY|O_NONBLOCK) = 5" >"$WORK/bad.log"
+        "1 openat(5</etc>, \"shadow\", O_RDWR|O_NOFOLLOW|O_CLOEXEC) = 6</etc/shadow>" \
+        "1 openat(5<$THP>, \"enabled\", O_RDWR|O_NOCTTY|O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC) = 6<$THP/enabled>" \
+        "1 openat(4<$WORK>, \".m.prom.AbC123\", O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0644) = 5" \
+        "1 renameat(4<$WORK>, \".m.prom.AbC123\", 4<$WORK>, \"m.prom\") = 0" \
+        "1 unlinkat(4<$WORK>, \".m.prom.AbC123\", 0) = 0" >"$WORK/bad.log"
 check_trace "$WORK/bad.log" 2>/dev/null
-[ "$violations" = 4 ] && [ "$writes" = 2 ] || fail "test bug: the trace checker found $violations of 4 planted violations"
+[ "$violations" = 5 ] && [ "$writes" = 4 ] && [ "$renames" = 2 ] ||
+        fail "test bug: the trace checker found $violations of 5 planted violations ($writes writes, $renames renames)"
 check_trace "$WORK/strace.log"
 echo "strace: $(wc -l <"$WORK/strace.log") path syscalls, $writes opens for writing, $renames renames, $violations violations"
 [ "$violations" = 0 ] || fail "$violations writes outside the managed knobs and the metrics file"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Fault: --log-target=journal and no journald. The daemon runs in a private
-# mount namespace with a fresh tmpfs on /run, so whatever runs on the host
-# (a journald, a stale socket left by one) is out of its sight and nothing
-# on the host is moved or stopped. Two cases:
+# mount namespace with a fresh tmpfs on /run/systemd/journal (not on all of
+# /run, which holds $WORK), so whatever runs on the host (a journald, a stale
+# socket left by one) is out of its sight and nothing on the host is moved
+# or stopped. Two cases:
 #   - no socket at all (sd_journal_send() would return 0: the entry silently
 #     lost, see MACHINE-FACTS.md);
 #   - a stale socket file with no journald behind it (sendmsg: ECONNREFUSED).
@@ -19,8 +20,8 @@ fault_real_sysfs
 in_ns_without_journal() {
         # shellcheck disable=SC2016 # expanded by the inner bash
         exec unshare -m --propagation private bash -c '
-                mount -t tmpfs -o mode=0755 tmpfs /run || exit 99
-                mkdir -p /run/systemd/journal
+                mkdir -p /run/systemd/journal &&
+                        mount -t tmpfs -o mode=0755 tmpfs /run/systemd/journal || exit 99
                 if [ "$1" = stale ]; then
                         python3 -c "import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])" \
                                 /run/systemd/journal/socket || exit 99

@@ -3,9 +3,10 @@
  * libFuzzer harness for the kernel command line: procfs_parse_cmdline(),
  * then procfs_thp_sizes_lookup() on every thp_anon=/thp_shmem= value found,
  * for the sizes a kernel can have. The raw input also goes to
- * procfs_thp_sizes_lookup() (as a string) and procfs_sanitize() directly.
+ * procfs_thp_sizes_lookup() (as a string) and escape_printable() directly.
  */
 #include "fuzz-common.h"
+#include "thpguard/escape.h"
 #include "thpguard/procfs.h"
 
 static const uint64_t sizes_kb[] = {
@@ -46,7 +47,7 @@ static void check_sanitize(const uint8_t *data, size_t size) {
                 bool whole;
 
                 FUZZ_ASSERT(buf);
-                whole = procfs_sanitize((const char *)data, size, buf, lens[i]);
+                whole = escape_printable((const char *)data, size, buf, lens[i]);
                 if (lens[i] == 0) {
                         FUZZ_ASSERT(whole == (size == 0));
                 } else {

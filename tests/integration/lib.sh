@@ -13,6 +13,8 @@
 # real-sysfs.sh brings skip, fail, thp_get, thp_set and real_sysfs_begin.
 # shellcheck source=../lib/real-sysfs.sh
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
+# shellcheck source=../lib/safe-tmp.sh
+. "$SRCDIR/tests/lib/safe-tmp.sh"
 
 : "${THPGUARDD:?THPGUARDD is not set: run this test through ctest}"
 : "${FIXTURES:?FIXTURES is not set: run this test through ctest}"
@@ -30,7 +32,7 @@ it_cleanup() {
 
 it_init() {
         [ -x "$THPGUARDD" ] || fail "THPGUARDD=$THPGUARDD is not an executable"
-        TMP=$(mktemp -d "${TMPDIR:-/tmp}/thpguard-it.XXXXXX")
+        TMP=$(safe_mktemp thpguard-it)
         # Readable by nobody, for the tests that drop privileges.
         chmod 0755 "$TMP"
         OUT_FILE=$TMP/.out

@@ -3,7 +3,9 @@
 # real-sysfs.sh. Each test gets a scratch dir $WORK with the policy at
 # $WORK/thpguard.conf; the daemon's stderr goes to $WORK/daemon.log.
 
-WORK=$(mktemp -d /tmp/thpguard-test.XXXXXX)
+# shellcheck source=safe-tmp.sh
+. "$(dirname "${BASH_SOURCE[0]}")/safe-tmp.sh"
+WORK=$(safe_mktemp thpguard-test)
 DAEMON_PID=
 NOTIFY_PID=
 

@@ -13,6 +13,11 @@
 THP=/sys/kernel/mm/transparent_hugepage
 THP_LOCK=${THP_LOCK:-/tmp/thpguard-real-sysfs.lock}
 
+# Under set -e a failing command ends a test; say which one, so that no
+# test ever fails without a word (a busy machine makes such failures rare
+# and worth reading).
+trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" failed with exit $?" >&2' ERR
+
 skip() {
         echo "SKIP: $*"
         exit 77

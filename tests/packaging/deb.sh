@@ -29,7 +29,13 @@ dpkg-deb -x "$deb" "$ctl/root"
 grep -qxF /etc/thpguard/thpguard.conf "$ctl/DEBIAN/conffiles" || pkg_fail "/etc/thpguard/thpguard.conf is not a conffile"
 cmp "$ctl/root/etc/thpguard/thpguard.conf" "$SRCDIR/conf/thpguard.conf" ||
         pkg_fail "the packaged policy is not conf/thpguard.conf"
-"$THPGUARDD" -n -c "$ctl/root/etc/thpguard/thpguard.conf" >/dev/null || pkg_fail "the packaged policy is invalid"
+# Checked as a copy: as root thpguardd refuses a policy under a directory
+# others may write, and the build tree may be anywhere (/tmp, a home).
+. "$SRCDIR/tests/lib/safe-tmp.sh"
+copy=$(safe_mktemp thpguard-deb)
+trap 'rm -rf "$ctl" "$copy"' EXIT
+cp "$ctl/root/etc/thpguard/thpguard.conf" "$copy/"
+"$THPGUARDD" -n -c "$copy/thpguard.conf" >/dev/null || pkg_fail "the packaged policy is invalid"
 echo "ok: /etc/thpguard/thpguard.conf is the conffile"
 
 # dh_installsystemd: enable on install, start (restart on upgrade), stop on removal.

@@ -47,12 +47,13 @@ grep -q 'thpguardctl(1)' <<<"$head" || pkg_fail "thpguardctl.1's title line is '
 echo "ok: thpguardctl(1) and thpguardd(8) are in their sections"
 
 # Every reference to one of our pages names its real section, in the pages,
-# the README, the unit and catalog, and the packaging.
+# the sources (--help texts), the README and HACKING, the unit and catalog,
+# and the packaging.
 pages=$(for scd in "$SRCDIR"/man/*.scd; do basename "$scd" .scd; done)
 for page in $pages; do
         name=${page%.*}
         sec=${page##*.}
-        bad=$(cd "$SRCDIR" && grep -rnE "\b${name//./\.}\*?\(([0-9])\)" man README.md systemd packaging 2>/dev/null |
+        bad=$(cd "$SRCDIR" && grep -rnE "\b${name//./\.}\*?\(([0-9])\)" man src README.md HACKING.md systemd packaging 2>/dev/null |
                 grep -vE "\b${name//./\.}\*?\($sec\)" || :)
         [ -z "$bad" ] || pkg_fail "references to $name in the wrong section (the page is $page):
 $bad"

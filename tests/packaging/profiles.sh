@@ -6,6 +6,11 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 dir=$SRCDIR/conf/profiles
+# thpguardd -n reads a copy: as root it refuses a policy under a directory
+# others may write, and the checkout may be anywhere (/tmp, a home).
+. "$SRCDIR/tests/lib/safe-tmp.sh"
+copies=$(safe_mktemp thpguard-profiles)
+trap 'rm -rf "$copies"' EXIT
 declare -A want=(
         [go-services]='enabled=never defrag=never'
         [jvm-g1]='enabled=madvise khugepaged.defrag=false'
@@ -20,7 +25,8 @@ for name in "${!want[@]}"; do
         # fixture tree of 6.18 otherwise.
         root=/sys
         [ -d /sys/kernel/mm/transparent_hugepage ] || root=$FIXTURES/6.18
-        out=$("$THPGUARDD" -n -c "$f" --sysfs-root "$root" 2>&1) || pkg_fail "thpguardd -n rejects $name.conf:
+        cp "$f" "$copies/$name.conf"
+        out=$("$THPGUARDD" -n -c "$copies/$name.conf" --sysfs-root "$root" 2>&1) || pkg_fail "thpguardd -n rejects $name.conf:
 $out"
         echo "$out" | grep -q 'configuration OK' || pkg_fail "$name.conf: $out"
         head -n 20 "$f" | grep -q '^# For:' || pkg_fail "$name.conf has no '# For:' header line"
@@ -47,7 +53,7 @@ done
 
 # They are installed to .../share/thpguard/profiles.
 root=$(mktemp -d "$PKG_WORK/profiles-root.XXXXXX")
-trap 'rm -rf "$root"' EXIT
+trap 'rm -rf "$root" "$copies"' EXIT
 DESTDIR=$root cmake --install "$BUILDDIR/packaging" >/dev/null
 for name in "${!want[@]}"; do
         find "$root" -path "*/share/thpguard/profiles/$name.conf" | grep -q . || pkg_fail "$name.conf is not installed"

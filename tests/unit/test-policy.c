@@ -4,8 +4,10 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -273,6 +275,51 @@ static void test_settings_cap(void **state) {
         policy_free(p);
 }
 
+/*
+ * libconfig 1.5 leaks the string token it discards on a syntax error: the
+ * pre-scan refuses a literal longer than POLICY_STRING_MAX before libconfig
+ * sees the text (the syntax error that follows is then not reported), and
+ * lets one of exactly that length through.
+ */
+static void test_string_bound(void **state) {
+        _cleanup_diag_ Diag d = {};
+        _cleanup_free_ char *text = malloc(3 * POLICY_STRING_MAX + 256);
+        _cleanup_free_ char *path = malloc(POLICY_STRING_MAX + 1);
+        char want[128];
+        Policy *p = NULL;
+
+        assert_non_null(text);
+        assert_non_null(path);
+        /* The longest path that may be written, at the bound exactly. */
+        memset(path, 'm', POLICY_STRING_MAX);
+        path[0] = '/';
+        path[POLICY_STRING_MAX] = '\0';
+        sprintf(text, "metrics_file = \"%s\";\nthp = { enabled = \"never\"; };\n", path);
+        assert_int_equal(parse(text, &d, &p), 0);
+        assert_int_equal(strlen(p->metrics_file), POLICY_STRING_MAX);
+        policy_free(p);
+        p = NULL;
+
+        /* One byte more, on line 2, then a syntax error libconfig never gets to see; a
+         * second one on line 4 (escapes count as written, and a literal may span lines). */
+        sprintf(text, "thp = { enabled = \"never\"; };\nmetrics_file = \"%sx\";\n!!!\nx = \"%.*s\\\"\n\";\n",
+                path, POLICY_STRING_MAX - 2, path);
+        assert_int_equal(parse(text, &d, &p), -EINVAL);
+        assert_null(p);
+        assert_int_equal(d.n_entries, 2);
+        snprintf(want, sizeof(want), F ":2: string literal longer than %d bytes", POLICY_STRING_MAX);
+        assert_string_equal(d.entries[0].text, want);
+        snprintf(want, sizeof(want), F ":4: string literal longer than %d bytes", POLICY_STRING_MAX);
+        assert_string_equal(d.entries[1].text, want);
+
+        /* Not a string: a quote in a comment. */
+        diag_done(&d);
+        memset(path, 'c', POLICY_STRING_MAX);
+        sprintf(text, "# \"%s\nthp = { enabled = \"never\"; };\n", path);
+        assert_int_equal(parse(text, &d, &p), 0);
+        policy_free(p);
+}
+
 static void test_buffer_limits(void **state) {
         _cleanup_diag_ Diag d = {};
         _cleanup_free_ char *big = NULL;
@@ -315,13 +362,28 @@ static void test_owner_rule(void **state) {
         assert_int_equal(d.n_warnings, 2);
 }
 
+/* A fresh directory that passes the StrictModes rule: as root, not under /tmp (mode 1777). */
+static void make_test_dir(char *buf, size_t size) {
+        snprintf(buf, size, "%s/thpguard-test-XXXXXX", geteuid() == 0 ? "/run" : "/tmp");
+        assert_non_null(mkdtemp(buf));
+}
+
+static void write_file(const char *path, const char *text) {
+        int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(fchmod(fd, 0644), 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+}
+
 static void test_load_files(void **state) {
-        char dir[] = "/tmp/thpguard-test-XXXXXX", path[256];
+        char dir[64], path[256];
         _cleanup_diag_ Diag d = {};
         Policy *p = NULL;
         int fd;
 
-        assert_non_null(mkdtemp(dir));
+        make_test_dir(dir, sizeof(dir));
 
         snprintf(path, sizeof(path), "%s/missing.conf", dir);
         assert_int_equal(policy_load(path, &d, &p), -ENOENT);
@@ -346,16 +408,109 @@ static void test_load_files(void **state) {
         unlink(path);
 
         snprintf(path, sizeof(path), "%s/good.conf", dir);
-        fd = open(path, O_CREAT | O_WRONLY, 0644);
-        assert_true(fd >= 0);
-        fchmod(fd, 0644);
-        assert_int_equal(write(fd, full, strlen(full)), (ssize_t)strlen(full));
-        close(fd);
+        write_file(path, full);
         assert_int_equal(policy_load(path, &d, &p), 0);
         assert_int_equal(p->n_knobs, 15);
         policy_free(p);
         unlink(path);
         rmdir(dir);
+}
+
+/* policy_load(path) fails with EPERM and exactly one error, "<path>: directory <dir> <why>". */
+static void expect_refused(const char *path, const char *dir, const char *why) {
+        _cleanup_diag_ Diag d = {};
+        char want[512];
+        Policy *p = NULL;
+
+        snprintf(want, sizeof(want), "%s: directory %s %s", path, dir, why);
+        assert_int_equal(policy_load(path, &d, &p), -EPERM);
+        assert_null(p);
+        if (d.n_entries != 1 || strcmp(d.entries[0].text, want) != 0)
+                for (size_t i = 0; i < d.n_entries; i++)
+                        print_message("  got: %s\n  want: %s\n", d.entries[i].text, want);
+        assert_int_equal(d.n_entries, 1);
+        assert_string_equal(d.entries[0].text, want);
+}
+
+static void expect_loaded(const char *path) {
+        _cleanup_diag_ Diag d = {};
+        Policy *p = NULL;
+
+        assert_int_equal(policy_load(path, &d, &p), 0);
+        for (size_t i = 0; i < d.n_entries; i++)
+                print_message("  unexpected: %s\n", d.entries[i].text);
+        assert_int_equal(d.n_entries, 0);
+        policy_free(p);
+}
+
+#define WRITABLE(mode) "is mode " mode ": group or others can replace the policy; refusing it"
+
+/*
+ * StrictModes on the whole path (issue 12): every directory a name is
+ * looked up in, from / down and along each symlink, is root-owned and not
+ * writable by group or others; sticky does not help. Root only: as another
+ * user these are warnings (tests/integration/policy-permissions.sh).
+ */
+static void test_strict_path(void **state) {
+        char dir[64], sub[128], open_dir[128], path[256], link[256], target[256];
+
+        if (geteuid() != 0)
+                skip();
+        make_test_dir(dir, sizeof(dir));
+        snprintf(sub, sizeof(sub), "%s/sub", dir);
+        snprintf(open_dir, sizeof(open_dir), "%s/open", dir);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        assert_int_equal(mkdir(open_dir, 0755), 0);
+        snprintf(target, sizeof(target), "%s/target.conf", sub);
+        write_file(target, full);
+        expect_loaded(target);
+
+        /* Group- or world-writable, sticky or not, or not root's: named, refused. */
+        assert_int_equal(chmod(sub, 0775), 0);
+        expect_refused(target, sub, WRITABLE("0775"));
+        assert_int_equal(chmod(sub, 01777), 0);
+        expect_refused(target, sub, WRITABLE("1777"));
+        assert_int_equal(chmod(sub, 0755), 0);
+        assert_int_equal(chown(sub, 1000, 0), 0);
+        expect_refused(target, sub, "is owned by uid 1000, not root; refusing it");
+        assert_int_equal(chown(sub, 0, 0), 0);
+        expect_loaded(target);
+
+        /* The issue's attack: a link in a 0777 directory, to a root-owned file in a safe one. */
+        snprintf(link, sizeof(link), "%s/thpguard.conf", open_dir);
+        assert_int_equal(symlink(target, link), 0);
+        expect_loaded(link);
+        assert_int_equal(chmod(open_dir, 0777), 0);
+        expect_refused(link, open_dir, WRITABLE("0777"));
+        assert_int_equal(chmod(open_dir, 0755), 0);
+
+        /* A link's target is checked too: a safe link to a file under /tmp. */
+        assert_int_equal(unlink(link), 0);
+        assert_int_equal(symlink("/tmp/thpguard.conf", link), 0);
+        expect_refused(link, "/tmp", WRITABLE("1777"));
+        assert_int_equal(unlink(link), 0);
+
+        /* A directory reached through a relative link and "..": named by where it really is. */
+        assert_int_equal(symlink("../sub", link), 0);
+        snprintf(path, sizeof(path), "%s/thpguard.conf/./target.conf", open_dir);
+        expect_loaded(path);
+        assert_int_equal(chmod(sub, 0777), 0);
+        expect_refused(path, sub, WRITABLE("0777"));
+        assert_int_equal(chmod(sub, 0755), 0);
+        assert_int_equal(unlink(link), 0);
+
+        /* A relative path starts at the working directory, whose own path is checked. */
+        assert_int_equal(chdir(sub), 0);
+        expect_loaded("../sub/target.conf");
+        assert_int_equal(chmod(dir, 0757), 0);
+        expect_refused("../sub/target.conf", dir, WRITABLE("0757"));
+        assert_int_equal(chmod(dir, 0700), 0);
+        assert_int_equal(chdir("/"), 0);
+
+        assert_int_equal(unlink(target), 0);
+        assert_int_equal(rmdir(sub), 0);
+        assert_int_equal(rmdir(open_dir), 0);
+        assert_int_equal(rmdir(dir), 0);
 }
 
 int main(void) {
@@ -365,8 +520,9 @@ int main(void) {
                 cmocka_unit_test(test_values_and_ranges),   cmocka_unit_test(test_sizes),
                 cmocka_unit_test(test_syntax_and_includes), cmocka_unit_test(test_all_errors_in_one_run),
                 cmocka_unit_test(test_wrapped_integers),    cmocka_unit_test(test_settings_cap),
-                cmocka_unit_test(test_buffer_limits),       cmocka_unit_test(test_owner_rule),
-                cmocka_unit_test(test_load_files),
+                cmocka_unit_test(test_string_bound),        cmocka_unit_test(test_buffer_limits),
+                cmocka_unit_test(test_owner_rule),          cmocka_unit_test(test_load_files),
+                cmocka_unit_test(test_strict_path),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Prometheus textfile: a snapshot of the daemon's counters and the
+ * kernel's THP figures, rewritten after corrections and at every recheck
+ * (its age is the liveness signal), at most once a second.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon-internal.h"
+#include "thpguard/metrics.h"
+#include "thpguard/path.h"
+
+/* The metrics file is rewritten after corrections and rechecks, at most this often. */
+#define METRICS_MIN_INTERVAL_USEC USEC_PER_SEC
+
+const char *daemon_metrics_path(const Daemon *d) {
+        if (d->options->metrics_file)
+                return d->options->metrics_file;
+        return d->policy ? d->policy->metrics_file : NULL;
+}
+
+void daemon_metrics_write(Daemon *d) {
+        const char *path = daemon_metrics_path(d);
+        _cleanup_free_ MetricsKnob *knobs = NULL;
+        _cleanup_free_ MetricsKernel *kernel = NULL;
+        int r = -ENOMEM;
+
+        knobs = calloc(d->policy->n_knobs ? d->policy->n_knobs : 1, sizeof(*knobs));
+        kernel = malloc(sizeof(*kernel));
+        if (knobs && kernel) {
+                MetricsSnapshot s = {
+                        .up = !d->stopped,
+                        .recheck_interval_sec = d->policy->recheck_interval_sec,
+                        .knobs = knobs,
+                        .n_knobs = d->policy->n_knobs,
+                        .rechecks = d->rechecks,
+                        .reloads_ok = d->reloads_ok,
+                        .reloads_failed = d->reloads_failed,
+                        .last_correction_usec = d->last_correction_usec,
+                        .kernel = kernel,
+                };
+
+                for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                        const TrackedKnob *rt = &d->knobs[i];
+
+                        knobs[i] = (MetricsKnob){
+                                .knob = rt->path,
+                                /* In a fight's backoff the knob is left drifted on purpose. */
+                                .compliant = rt->state_known && rt->state == KNOB_STATE_OK &&
+                                             !fight_in_backoff(&rt->fight),
+                                .supported = !(rt->state_known && rt->state == KNOB_STATE_UNSUPPORTED),
+                                .failures = rt->failures,
+                                .fights = rt->fights,
+                        };
+                        memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
+                }
+                /* Best effort: what the kernel does not offer is left out of the file. */
+                (void)metrics_read_kernel(d->proc_root, kernel);
+                r = metrics_write_file(path, &s);
+        }
+        /* One line when writing starts failing and one when it works again, not one per write. */
+        if (r < 0 && r != d->metrics_error)
+                log_plain(&d->log, LOG_WARNING, "cannot write the metrics file %s: %s; retrying later", path,
+                          metrics_strerror(-r));
+        else if (r >= 0 && d->metrics_error != 0)
+                log_plain(&d->log, LOG_INFO, "the metrics file %s is written again", path);
+        d->metrics_error = r < 0 ? r : 0;
+        d->metrics_written_usec = daemon_now(d);
+        d->metrics_dirty = false;
+}
+
+/*
+ * Writes the metrics file if something changed, at most once per
+ * METRICS_MIN_INTERVAL_USEC: a change within that second arms one trailing
+ * write, so the file never lags more than a second and a writer fight costs
+ * one write per second, not one per correction.
+ */
+void daemon_metrics_update(Daemon *d) {
+        uint64_t due = d->metrics_written_usec + METRICS_MIN_INTERVAL_USEC;
+        int enabled = SD_EVENT_OFF;
+
+        if (!d->metrics_dirty || !daemon_metrics_path(d) || !d->metrics_timer)
+                return;
+        if (d->metrics_written_usec == 0 || daemon_now(d) >= due) {
+                daemon_metrics_write(d);
+                return;
+        }
+        if (sd_event_source_get_enabled(d->metrics_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return;
+        daemon_arm_timer(d, d->metrics_timer, due, "the metrics timer");
+}
+
+static int on_metrics_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        if (d->metrics_dirty && daemon_metrics_path(d))
+                daemon_metrics_write(d);
+        return 0;
+}
+
+int daemon_setup_metrics(Daemon *d) {
+        int r;
+
+        /*
+         * The one place the metrics' proc root is built. In a pod /proc is the
+         * pod's own, but meminfo and vmstat are node-wide there too (unless
+         * lxcfs is mounted over meminfo; then AnonHugePages is the pod's).
+         */
+        r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot build the path of /proc");
+        r = sd_event_add_time(d->event, &d->metrics_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 10,
+                              on_metrics_timer, d);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->metrics_timer, SD_EVENT_OFF);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot create the metrics timer");
+        return 0;
+}
