@@ -18,8 +18,8 @@
  *                      SIGTERM or SIGINT or until PID exits; with PORT, also
  *                      send BGSAVE to the Redis server on 127.0.0.1:PORT every
  *                      S seconds, and read its INFO before each BGSAVE and at
- *                      the end for the longest fork and the largest
- *                      copy-on-write of one save.
+ *                      the end for the longest fork, the largest
+ *                      copy-on-write of one save and the longest save.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -332,7 +332,7 @@ static long info_field(const char *info, const char *key) {
 
 typedef struct {
         unsigned long bgsaves, refused;
-        long fork_usec_max, cow_kb_max;
+        long fork_usec_max, cow_kb_max, bgsave_s_max;
 } RedisFigures;
 
 /* The largest fork time and copy-on-write of any save so far, from INFO. */
@@ -347,11 +347,14 @@ static void redis_note_info(unsigned long port, RedisFigures *r) {
         v = info_field(info, "\nrdb_last_cow_size:");
         if (v >= 0 && v / 1024 > r->cow_kb_max)
                 r->cow_kb_max = v / 1024;
+        v = info_field(info, "\nrdb_last_bgsave_time_sec:");
+        if (v > r->bgsave_s_max)
+                r->bgsave_s_max = v;
 }
 
 static int cmd_peak(const char *pid, unsigned long port, unsigned long every_s) {
         Mem peak = { 0, 0, 0 }, m;
-        RedisFigures r = { 0, 0, 0, 0 };
+        RedisFigures r = { 0, 0, 0, 0, 0 };
         uint64_t next_bgsave = now_ms() + every_s * 1000;
 
         catch_stop();
@@ -375,8 +378,9 @@ static int cmd_peak(const char *pid, unsigned long port, unsigned long every_s) 
         if (port)
                 redis_note_info(port, &r);
         printf("rss_peak_kb=%ld ahp_peak_kb=%ld bgsaves=%lu bgsaves_refused=%lu fork_usec_max=%ld "
-               "cow_kb_max=%ld\n",
-               peak.rss_kb, peak.ahp_kb, r.bgsaves, r.refused, r.fork_usec_max, r.cow_kb_max);
+               "cow_kb_max=%ld bgsave_s_max=%ld\n",
+               peak.rss_kb, peak.ahp_kb, r.bgsaves, r.refused, r.fork_usec_max, r.cow_kb_max,
+               r.bgsave_s_max);
         return 0;
 }
 
