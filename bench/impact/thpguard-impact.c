@@ -11,7 +11,8 @@
  *   cow MIB            Copy-on-write after fork: touch MIB MiB, fork, write one
  *                      byte in each 2 MiB of the parent while the child holds
  *                      its copy, and report how much memory those writes copied
- *                      (the parent's Private_Dirty grows by what was copied).
+ *                      (the Private_Dirty of the parent's mapping grows by what
+ *                      was copied).
  *   writer WORD MS     Write WORD to `enabled` every MS milliseconds until
  *                      SIGTERM or SIGINT; prints the number of writes.
  *   peak PID [PORT S]  Sample PID's RSS and AnonHugePages every 100 ms until
@@ -118,6 +119,37 @@ static Mem mem_self(void) {
         Mem m;
         if (mem_read("self", &m) < 0)
                 die("/proc/self/smaps_rollup");
+        return m;
+}
+
+/* The figures of the one mapping that contains addr, from /proc/self/smaps: the rest of the process
+ * (allocator arenas, a sanitizer's shadow) does not blur them. */
+static Mem mem_vma(const void *addr) {
+        char line[256];
+        Mem m = { -1, -1, -1 };
+        bool in = false;
+        FILE *f = fopen("/proc/self/smaps", "re");
+
+        if (!f)
+                die("/proc/self/smaps");
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long start, end;
+                if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+                        if (in)
+                                break;
+                        in = (uintptr_t)addr >= start && (uintptr_t)addr < end;
+                } else if (in && strncmp(line, "Rss:", 4) == 0)
+                        m.rss_kb = strtol(line + 4, NULL, 10);
+                else if (in && strncmp(line, "AnonHugePages:", 14) == 0)
+                        m.ahp_kb = strtol(line + 14, NULL, 10);
+                else if (in && strncmp(line, "Private_Dirty:", 14) == 0)
+                        m.private_dirty_kb = strtol(line + 14, NULL, 10);
+        }
+        fclose(f);
+        if (m.rss_kb < 0 || m.ahp_kb < 0 || m.private_dirty_kb < 0) {
+                errno = ENODATA;
+                die("/proc/self/smaps");
+        }
         return m;
 }
 
@@ -231,7 +263,7 @@ static int cmd_cow(unsigned long mib) {
         pid_t child;
 
         touch(p, size);
-        before = mem_self();
+        before = mem_vma(p);
         if (pipe2(pipefd, O_CLOEXEC) < 0)
                 die("pipe");
         child = fork();
@@ -245,12 +277,12 @@ static int cmd_cow(unsigned long mib) {
                 _exit(0);
         }
         close(pipefd[0]);
-        forked = mem_self();
+        forked = mem_vma(p);
         t0 = now_us();
         for (size_t off = PAGE; off < size; off += HPAGE, writes++)
                 p[off] = 2;
         us = now_us() - t0;
-        after = mem_self();
+        after = mem_vma(p);
         close(pipefd[1]);
         waitpid(child, NULL, 0);
 
