@@ -6,7 +6,7 @@
 #   need_promtool        skips unless Debian's promtool is installed
 #   check_monitoring ... runs check-monitoring.py with Debian's python3
 
-# shellcheck source=../container/lib.sh
+# shellcheck source=tests/container/lib.sh
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/container/lib.sh"
 
 MON=$SRCDIR/packaging/monitoring
