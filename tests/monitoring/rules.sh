@@ -16,6 +16,10 @@ need_promtool
 python_with yaml python3-yaml
 fleet_init
 
+if command -v yamllint >/dev/null; then
+        yamllint --strict -c "$SRCDIR/packaging/kubernetes/.yamllint" "$MON" || fail "yamllint found problems (above)"
+        echo "yamllint: clean"
+fi
 promtool check rules "$MON/thpguard-rules.yaml" || fail "promtool check rules failed (above)"
 (cd "$MT" && promtool test rules rules.test.yaml) || fail "promtool test rules failed (above)"
 check_monitoring rules "$SRCDIR" || fail "the rules do not hold together (above)"
