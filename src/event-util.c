@@ -68,13 +68,13 @@ int event_add_signal(sd_event *e, sd_event_source **ret, int sig, sd_event_signa
         return sd_event_add_signal(e, ret, sig | SD_EVENT_SIGNAL_PROCMASK, callback, userdata);
 #else
         sigset_t mask;
-        int r;
 
+        /* sigprocmask(), not pthread_sigmask(): the daemon has one thread, and
+         * glibc before 2.34 keeps the latter in libpthread. */
         if (sigemptyset(&mask) < 0 || sigaddset(&mask, sig) < 0)
                 return -EINVAL;
-        r = pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        if (r != 0)
-                return -r;
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
         return sd_event_add_signal(e, ret, sig, callback, userdata);
 #endif
 }
