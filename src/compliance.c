@@ -78,7 +78,7 @@ void knob_status_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint6
         knob_status_evaluate(k, r, buf, len, ptes_max, ret);
 }
 
-void policy_check_kernel(const Policy *p, const Sysfs *s, uint64_t ptes_max, Diag *diag) {
+void compliance_check_policy(const Policy *p, const Sysfs *s, uint64_t ptes_max, Diag *diag) {
         for (size_t i = 0; i < p->n_knobs; i++) {
                 const PolicyKnob *k = &p->knobs[i];
                 KnobStatus st;

@@ -21,6 +21,7 @@
 #include "thpguard/log.h"
 #include "thpguard/policy.h"
 #include "thpguard/sysfs.h"
+#include "thpguard/trigger.h"
 #include "thpguard/watch.h"
 
 /* What the daemon keeps per managed knob, across rechecks and reloads. */

@@ -26,7 +26,7 @@ int daemon_load_policy(Daemon *d, Diag *diag, Policy **ret) {
                 return r;
         if (d->options->audit)
                 p->mode = POLICY_MODE_AUDIT;
-        policy_check_kernel(p, d->sysfs, d->ptes_max, diag);
+        compliance_check_policy(p, d->sysfs, d->ptes_max, diag);
         *ret = p;
         return 0;
 }

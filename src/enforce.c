@@ -7,16 +7,6 @@
 
 #include "thpguard/fileio.h"
 
-const char *trigger_to_string(Trigger t) {
-        static const char *const names[_TRIGGER_MAX] = {
-                [TRIGGER_STARTUP] = "startup",
-                [TRIGGER_INOTIFY] = "inotify",
-                [TRIGGER_RECHECK] = "recheck",
-                [TRIGGER_RELOAD] = "reload",
-        };
-        return names[t];
-}
-
 void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max, PolicyMode mode,
                   EnforceOutcome *ret) {
         EnforceOutcome o = { .action = ENFORCE_NONE };

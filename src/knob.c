@@ -19,26 +19,26 @@ static const char *const size_shmem_words[] = {
 };
 
 static const KnobSpec top_specs[] = {
-        { "enabled", "enabled", KNOB_CHOICE, enabled_words, 0, KNOB_BOUND_NONE },
-        { "defrag", "defrag", KNOB_CHOICE, defrag_words, 0, KNOB_BOUND_NONE },
-        { "shmem_enabled", "shmem_enabled", KNOB_CHOICE, shmem_words, 0, KNOB_BOUND_NONE },
-        { "use_zero_page", "use_zero_page", KNOB_BOOL, NULL, 0, KNOB_BOUND_NONE },
-        { "shrink_underused", "shrink_underused", KNOB_BOOL, NULL, 0, KNOB_BOUND_NONE },
+        { "enabled", KNOB_CHOICE, enabled_words, 0, KNOB_BOUND_NONE },
+        { "defrag", KNOB_CHOICE, defrag_words, 0, KNOB_BOUND_NONE },
+        { "shmem_enabled", KNOB_CHOICE, shmem_words, 0, KNOB_BOUND_NONE },
+        { "use_zero_page", KNOB_BOOL, NULL, 0, KNOB_BOUND_NONE },
+        { "shrink_underused", KNOB_BOOL, NULL, 0, KNOB_BOUND_NONE },
 };
 
 static const KnobSpec khugepaged_specs[] = {
-        { "defrag", "defrag", KNOB_BOOL, NULL, 0, KNOB_BOUND_NONE },
-        { "pages_to_scan", "pages_to_scan", KNOB_UINT, NULL, 1, KNOB_BOUND_NONE },
-        { "scan_sleep_millisecs", "scan_sleep_millisecs", KNOB_UINT, NULL, 0, KNOB_BOUND_NONE },
-        { "alloc_sleep_millisecs", "alloc_sleep_millisecs", KNOB_UINT, NULL, 0, KNOB_BOUND_NONE },
-        { "max_ptes_none", "max_ptes_none", KNOB_UINT, NULL, 0, KNOB_BOUND_PTES },
-        { "max_ptes_swap", "max_ptes_swap", KNOB_UINT, NULL, 0, KNOB_BOUND_PTES },
-        { "max_ptes_shared", "max_ptes_shared", KNOB_UINT, NULL, 0, KNOB_BOUND_PTES },
+        { "defrag", KNOB_BOOL, NULL, 0, KNOB_BOUND_NONE },
+        { "pages_to_scan", KNOB_UINT, NULL, 1, KNOB_BOUND_NONE },
+        { "scan_sleep_millisecs", KNOB_UINT, NULL, 0, KNOB_BOUND_NONE },
+        { "alloc_sleep_millisecs", KNOB_UINT, NULL, 0, KNOB_BOUND_NONE },
+        { "max_ptes_none", KNOB_UINT, NULL, 0, KNOB_BOUND_PTES },
+        { "max_ptes_swap", KNOB_UINT, NULL, 0, KNOB_BOUND_PTES },
+        { "max_ptes_shared", KNOB_UINT, NULL, 0, KNOB_BOUND_PTES },
 };
 
 static const KnobSpec size_specs[] = {
-        { "enabled", "enabled", KNOB_CHOICE, size_enabled_words, 0, KNOB_BOUND_NONE },
-        { "shmem_enabled", "shmem_enabled", KNOB_CHOICE, size_shmem_words, 0, KNOB_BOUND_NONE },
+        { "enabled", KNOB_CHOICE, size_enabled_words, 0, KNOB_BOUND_NONE },
+        { "shmem_enabled", KNOB_CHOICE, size_shmem_words, 0, KNOB_BOUND_NONE },
 };
 
 static const struct {
@@ -52,7 +52,7 @@ static const struct {
 
 const KnobSpec *knob_spec_find(KnobGroup group, const char *key) {
         for (size_t i = 0; i < groups[group].n; i++)
-                if (strcmp(groups[group].specs[i].key, key) == 0)
+                if (strcmp(groups[group].specs[i].name, key) == 0)
                         return &groups[group].specs[i];
         return NULL;
 }
@@ -79,7 +79,7 @@ int knob_group_keys(KnobGroup group, char *buf, size_t size) {
         size_t n = 0;
 
         for (size_t i = 0; i < groups[group].n && n < ELEMENTSOF(words); i++)
-                words[n++] = groups[group].specs[i].key;
+                words[n++] = groups[group].specs[i].name;
         if (group == KNOB_GROUP_TOP) {
                 words[n++] = "khugepaged";
                 words[n++] = "sizes";
@@ -120,15 +120,15 @@ int knob_path_build(KnobGroup group, const char *size, const KnobSpec *spec, cha
 
         switch (group) {
         case KNOB_GROUP_TOP:
-                r = snprintf(buf, size_buf, "%s", spec->sysfs_name);
+                r = snprintf(buf, size_buf, "%s", spec->name);
                 break;
         case KNOB_GROUP_KHUGEPAGED:
-                r = snprintf(buf, size_buf, "khugepaged/%s", spec->sysfs_name);
+                r = snprintf(buf, size_buf, "khugepaged/%s", spec->name);
                 break;
         case KNOB_GROUP_SIZE:
                 if (!size || !knob_size_is_valid(size))
                         return -EINVAL;
-                r = snprintf(buf, size_buf, "hugepages-%s/%s", size, spec->sysfs_name);
+                r = snprintf(buf, size_buf, "hugepages-%s/%s", size, spec->name);
                 break;
         default:
                 return -EINVAL;
@@ -142,4 +142,19 @@ uint64_t knob_ptes_max(uint64_t hpage_pmd_size, uint64_t page_size) {
         if (page_size == 0 || hpage_pmd_size < page_size)
                 return 0;
         return hpage_pmd_size / page_size - 1;
+}
+
+size_t knob_dir_len(const char *path) {
+        const char *slash = strrchr(path, '/');
+
+        return slash ? (size_t)(slash - path) : 0;
+}
+
+bool knob_in_dir(const char *path, const char *rel, const char **ret_name) {
+        size_t len = knob_dir_len(path);
+
+        if (strlen(rel) != len || strncmp(path, rel, len) != 0)
+                return false;
+        *ret_name = len > 0 ? path + len + 1 : path;
+        return true;
 }

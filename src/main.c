@@ -234,7 +234,7 @@ static int run_check_config(const Args *a) {
         if (r >= 0) {
                 r = open_sysfs(a->sysfs_root, &s, &ptes_max);
                 if (r >= 0)
-                        policy_check_kernel(p, s, ptes_max, &diag);
+                        compliance_check_policy(p, s, ptes_max, &diag);
         }
         diag_print(&diag, stderr);
         if (r < 0)

@@ -31,22 +31,6 @@ Watches *watches_free(Watches *w) {
         return NULL;
 }
 
-/* The length of a knob path's directory part: 0 for "enabled", 10 for "khugepaged/defrag". */
-static size_t knob_dir_len(const char *path) {
-        const char *slash = strrchr(path, '/');
-
-        return slash ? (size_t)(slash - path) : 0;
-}
-
-bool knob_in_dir(const char *path, const char *rel, const char **ret_name) {
-        size_t len = knob_dir_len(path);
-
-        if (strlen(rel) != len || strncmp(path, rel, len) != 0)
-                return false;
-        *ret_name = len > 0 ? path + len + 1 : path;
-        return true;
-}
-
 static int watch_add(Watches *w, const Sysfs *s, WatchDir *d) {
         char path[PATH_MAX];
         int r, wd;

@@ -44,6 +44,6 @@ void knob_status_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint6
  * the policy line) for each that will be skipped as unsupported or cannot be
  * read. Writes nothing.
  */
-void policy_check_kernel(const Policy *p, const Sysfs *s, uint64_t ptes_max, Diag *diag);
+void compliance_check_policy(const Policy *p, const Sysfs *s, uint64_t ptes_max, Diag *diag);
 
 const char *knob_state_to_string(KnobState state);

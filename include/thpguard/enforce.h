@@ -11,14 +11,6 @@
 #include "thpguard/policy.h"
 #include "thpguard/sysfs.h"
 
-typedef enum Trigger {
-        TRIGGER_STARTUP,
-        TRIGGER_INOTIFY,
-        TRIGGER_RECHECK,
-        TRIGGER_RELOAD,
-        _TRIGGER_MAX,
-} Trigger;
-
 typedef enum EnforceAction {
         ENFORCE_NONE,      /* nothing to do, or nothing we may do (unsupported, unreadable) */
         ENFORCE_CORRECTED, /* written and read back equal */
@@ -37,8 +29,6 @@ typedef struct EnforceOutcome {
 /* h, when not NULL, is the knob's open file (the daemon's); NULL reads and writes by path. */
 void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max, PolicyMode mode,
                   EnforceOutcome *ret);
-
-const char *trigger_to_string(Trigger t);
 
 /* "write failed: sysfs is read-only here (...)" and the like, for logs. */
 void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size);

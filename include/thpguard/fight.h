@@ -16,9 +16,6 @@
 
 #include "thpguard/knob.h"
 
-#define FIGHT_THRESHOLD_DEFAULT    5
-#define FIGHT_THRESHOLD_MAX        1000
-#define FIGHT_WINDOW_DEFAULT_USEC  (10 * UINT64_C(1000000))
 #define FIGHT_BACKOFF_INITIAL_USEC UINT64_C(1000000)
 
 typedef struct FightConfig {

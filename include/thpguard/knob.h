@@ -30,8 +30,7 @@ typedef enum KnobBound {
 } KnobBound;
 
 typedef struct KnobSpec {
-        const char *key;        /* policy key, relative to its group */
-        const char *sysfs_name; /* file name in its directory */
+        const char *name; /* the file's name in its directory, and the policy key in its group */
         KnobType type;
         const char *const *vocabulary; /* KNOB_CHOICE: NULL-terminated */
         uint64_t min;                  /* KNOB_UINT */
@@ -69,5 +68,15 @@ int knob_path_build(KnobGroup group, const char *size, const KnobSpec *spec, cha
 
 /* Upper bound of max_ptes_* for a PMD of hpage_pmd_size bytes on pages of page_size bytes. */
 uint64_t knob_ptes_max(uint64_t hpage_pmd_size, uint64_t page_size);
+
+/* The length of a knob path's directory part: 0 for "enabled", 10 for "khugepaged/defrag". */
+size_t knob_dir_len(const char *path);
+
+/*
+ * True if the knob's file lies directly in the directory rel ("" for
+ * transparent_hugepage/ itself, "khugepaged", "hugepages-64kB"); its file
+ * name in *ret_name. No copy: it runs per inotify event.
+ */
+bool knob_in_dir(const char *path, const char *rel, const char **ret_name);
 
 #define UINT_KNOB_MAX UINT32_MAX /* khugepaged values are unsigned int in the kernel */

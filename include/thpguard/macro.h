@@ -10,7 +10,6 @@
 
 #define _cleanup_(f)   __attribute__((cleanup(f)))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _unused_       __attribute__((unused))
 
 /* Defines a cleanup helper that calls func(*p) when *p is not NULL. */
 #define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                             \
@@ -33,12 +32,6 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_close_ _cleanup_(closep)
 
-static inline void fclosep(FILE **f) {
-        if (*f)
-                fclose(*f);
-}
-#define _cleanup_fclose_ _cleanup_(fclosep)
-
 /* Hands ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p)                                                                                         \
         ({                                                                                                  \
@@ -48,7 +41,3 @@ static inline void fclosep(FILE **f) {
         })
 
 #define STRLEN(s) (sizeof(s) - 1)
-
-static inline const char *strna(const char *s) {
-        return s ? s : "n/a";
-}

@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "thpguard/enforce.h"
 #include "thpguard/procfs.h"
+#include "thpguard/trigger.h"
 
 #define METRICS_UNKNOWN UINT64_MAX
 

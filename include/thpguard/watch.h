@@ -44,13 +44,6 @@ size_t watches_lost(const Watches *w);
 
 WatchDir *watches_find(Watches *w, int wd);
 
-/*
- * True if the knob's file lies directly in the directory rel ("" for
- * transparent_hugepage/ itself, "khugepaged", "hugepages-64kB"); its file
- * name in *ret_name. No copy: it runs per inotify event.
- */
-bool knob_in_dir(const char *path, const char *rel, const char **ret_name);
-
 /* The mask we watch: writes, plus files and directories coming and going (fixture trees, hotplug). */
 #define WATCH_MASK                                                                                          \
         (IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)

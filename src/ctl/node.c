@@ -131,7 +131,7 @@ static int knob_add(CtlNode *n, size_t *cap, KnobGroup group, uint64_t size_kb, 
         k->group = group;
         k->size_kb = size_kb;
         k->spec = spec;
-        r = snprintf(k->path, sizeof(k->path), "%s%s%s", dir, *dir ? "/" : "", spec->sysfs_name);
+        r = snprintf(k->path, sizeof(k->path), "%s%s%s", dir, *dir ? "/" : "", spec->name);
         if (r < 0 || (size_t)r >= sizeof(k->path)) {
                 n->n_knobs--;
                 return -ENAMETOOLONG;

@@ -144,8 +144,8 @@ static void check_knob_path(const PolicyKnob *k) {
                         group = KNOB_GROUP_SIZE;
                 }
         }
-        FUZZ_ASSERT(knob_spec_find(group, k->spec->key) == k->spec);
-        FUZZ_ASSERT(strcmp(name, k->spec->sysfs_name) == 0);
+        FUZZ_ASSERT(knob_spec_find(group, k->spec->name) == k->spec);
+        FUZZ_ASSERT(strcmp(name, k->spec->name) == 0);
 }
 
 static void check_policy(const Policy *p, const char *text, size_t len) {

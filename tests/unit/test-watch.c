@@ -23,30 +23,6 @@ void *__wrap_realloc(void *p, size_t n) {
         return __real_realloc(p, n);
 }
 
-static void test_knob_in_dir(void **state) {
-        const char *name = NULL;
-
-        assert_true(knob_in_dir("enabled", "", &name));
-        assert_string_equal(name, "enabled");
-        assert_true(knob_in_dir("khugepaged/defrag", "khugepaged", &name));
-        assert_string_equal(name, "defrag");
-        assert_true(knob_in_dir("hugepages-64kB/enabled", "hugepages-64kB", &name));
-        assert_string_equal(name, "enabled");
-}
-
-/* An event in one directory must not wake a knob of another, nor of a prefix. */
-static void test_knob_in_other_dir(void **state) {
-        const char *name = "untouched";
-
-        assert_false(knob_in_dir("khugepaged/defrag", "", &name));
-        assert_false(knob_in_dir("defrag", "khugepaged", &name));
-        assert_false(knob_in_dir("hugepages-64kB/enabled", "hugepages-64k", &name));
-        assert_false(knob_in_dir("hugepages-64kB/enabled", "hugepages-64kBx", &name));
-        assert_false(knob_in_dir("hugepages-64kB/enabled", "hugepages-2048kB", &name));
-        /* ret_name is written only on success. */
-        assert_string_equal(name, "untouched");
-}
-
 /* Directories skipped because memory ran out count as unwatched, and stay so. */
 static void test_sync_out_of_memory(void **state) {
         PolicyKnob knobs[] = {
@@ -82,8 +58,6 @@ static void test_sync_out_of_memory(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_knob_in_dir),
-                cmocka_unit_test(test_knob_in_other_dir),
                 cmocka_unit_test(test_sync_out_of_memory),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
