@@ -41,11 +41,12 @@ static void judge_headline(CtlNode *n) {
         if (strcmp(enabled, "always") == 0 && strcmp(defrag, "always") == 0)
                 snprintf(
                     n->headline, sizeof(n->headline),
-                    "THP always + defrag always: expect RSS inflation and latency spikes for Go/JVM/Redis "
-                    "(" PROFILES ")");
+                    "THP always + defrag always: khugepaged fills freed memory back with huge pages (RSS "
+                    "inflation) and faults stall in direct compaction (" PROFILES ")");
         else if (strcmp(enabled, "always") == 0)
                 snprintf(n->headline, sizeof(n->headline),
-                         "THP always + defrag %s: expect RSS inflation for Go/JVM/Redis; %s (" PROFILES ")",
+                         "THP always + defrag %s: khugepaged fills freed memory back with huge pages (RSS "
+                         "inflation); %s (" PROFILES ")",
                          defrag, defrag_effect(defrag));
         else if (strcmp(enabled, "madvise") == 0)
                 snprintf(n->headline, sizeof(n->headline),

@@ -2,11 +2,14 @@
 # The proof that the fleet deployment works: the image, built here without
 # any registry (packaging/container/build-image), run by podman the way the
 # DaemonSet runs it, on this machine's real THP sysfs:
-#  - the DaemonSet's command, args and probes, read from daemonset.yaml;
-#  - the host's /sys bind-mounted writable at /host/sys (hostPath), the
-#    policy as a ConfigMap volume in the kubelet's layout (thpguard.conf ->
-#    ..data/thpguard.conf, ..data -> ..TIMESTAMP), the metrics directory as
-#    a volume, a read-only root file system, privileged;
+#  - the DaemonSet's args (run by the image's ENTRYPOINT) and probes, read
+#    from daemonset.yaml;
+#  - only the host's THP directory bind-mounted writable at
+#    /host/sys/kernel/mm/transparent_hugepage (hostPath), the host's /proc
+#    read-only at /host/proc, the policy as a ConfigMap volume in the
+#    kubelet's layout (thpguard.conf -> ..data/thpguard.conf, ..data ->
+#    ..TIMESTAMP), the metrics directory as a volume, a read-only root file
+#    system, privileged;
 # and asserts that:
 #  1. the startup applies the ConfigMap's policy, and both probes pass;
 #  2. a foreign write on the host is corrected (inotify through the bind);
@@ -14,9 +17,12 @@
 #  4. a policy change published by a ..data symlink swap, as the kubelet
 #     does it, is picked up by itself (no signal, no restart);
 #  5. the metrics file parses with a real parser and counts all of it;
-#  6. stopping the container exits 0 and leaves the values (and says
+#  6. `thpguardctl status --sysfs-root /host/sys --proc-root /host/proc`,
+#     exec'd in the running container as the DaemonSet's comment says,
+#     describes the host: its knobs and its processes, not the container's;
+#  7. stopping the container exits 0 and leaves the values (and says
 #     thpguard_up 0);
-#  7. the image's default command, run with no capability at all
+#  8. the image's default command, run with no capability at all
 #     (--cap-drop=all, no-new-privileges) and the policy as a single mounted
 #     file, also enforces: what a permissive runtime can drop.
 # Skips where podman cannot run containers at all; removes its containers
@@ -47,7 +53,7 @@ podman info >/dev/null 2>"$TMP/podman-info.err" ||
 on_exit 'podman rmi -f "$IMAGE" >/dev/null 2>&1'
 on_exit 'podman rm -f -t 0 "$NAME" "$NAME2" >/dev/null 2>&1'
 
-# The DaemonSet's container: DS_ARGV, DS_READY, DS_LIVE, DS_CONFIG, DS_METRICS, ...
+# The DaemonSet's container: DS_ARGS, DS_READY, DS_LIVE, DS_CONFIG, DS_METRICS, ...
 eval "$("$PY" "$SRCDIR/tests/container/manifests.py" shell "$SRCDIR")"
 POLICY_DIR=$(dirname "$DS_CONFIG")
 METRICS_DIR=$(dirname "$DS_METRICS")
@@ -55,11 +61,12 @@ METRICS_DIR=$(dirname "$DS_METRICS")
 # 0. The image, from the sources, with no registry.
 "$SRCDIR/packaging/container/build-image" "$IMAGE" || fail "build-image failed"
 cmd=$(podman image inspect "$IMAGE" --format '{{json .Config.Cmd}}')
-want=$("$PY" -c 'import json, sys; print(json.dumps(sys.argv[1:], separators=(",", ":")))' "${DS_ARGV[@]:0:5}")
-[ "$cmd" = "$want" ] || fail "the image's default command is $cmd, the DaemonSet's starts $want"
+want=$("$PY" -c 'import json, sys; print(json.dumps(sys.argv[1:], separators=(",", ":")))' "${DS_ARGS[@]}")
+[ "$cmd" = "$want" ] || fail "the image's default arguments are $cmd, the DaemonSet's $want"
 # Can podman run a container at all? Its own failures (125, 126) mean no: skip.
+# (The ENTRYPOINT is thpguardd: the arguments go to it.)
 rc=0
-"${PODMAN_RUN[@]}" --rm "$IMAGE" /usr/sbin/thpguardd --version >"$TMP/version" 2>"$TMP/version.err" || rc=$?
+"${PODMAN_RUN[@]}" --rm "$IMAGE" --version >"$TMP/version" 2>"$TMP/version.err" || rc=$?
 case $rc in
 0) grep -q '^thpguardd ' "$TMP/version" || fail "thpguardd --version in the image printed: $(cat "$TMP/version")" ;;
 125 | 126) skip "podman cannot run containers here (exit $rc): $(head -n3 "$TMP/version.err" | tr '\n' ' ')" ;;
@@ -98,10 +105,11 @@ thp_set defrag always
 
 # 1. Start as the DaemonSet does.
 "${PODMAN_RUN[@]}" -d --name "$NAME" --privileged --read-only \
-        -v /sys:/host/sys \
+        -v "$THP:/host/sys/kernel/mm/transparent_hugepage" \
+        -v /proc:/host/proc:ro \
         -v "$CM:$POLICY_DIR:ro" \
         -v "$TMP/metrics:$METRICS_DIR" \
-        "$IMAGE" "${DS_ARGV[@]}" >/dev/null || fail "podman run failed"
+        "$IMAGE" "${DS_ARGS[@]}" >/dev/null || fail "podman run failed"
 thp_wait_for enabled madvise 10 || { podman logs "$NAME" >&2; fail "the startup did not apply enabled"; }
 thp_wait_for defrag madvise 2 || fail "the startup did not apply defrag"
 wait_until 10 podman exec "$NAME" "${DS_READY[@]}" >/dev/null || {
@@ -141,6 +149,10 @@ echo "4. the ..data swap was picked up: enabled is now never"
 M=$TMP/metrics/$(basename "$DS_METRICS")
 wait_until 3 metric_is "$M" 'thpguard_corrections_total{knob="enabled",trigger="reload"}' 1 ||
         fail "the metrics file does not count the reload's correction"
+# The file is rewritten at most once a second: the last correction may still
+# be in the trailing write.
+wait_until 3 metric_ge "$M" 'thpguard_corrections_total{knob="enabled",trigger="inotify"}' 2 ||
+        fail "the metrics file counts $(metric "$M" 'thpguard_corrections_total{knob="enabled",trigger="inotify"}') inotify corrections of enabled, want at least 2"
 metrics_check "$M" --all \
         'thpguard_up=1' \
         'thpguard_corrections_total{knob="enabled",trigger="startup"}=1' \
@@ -153,7 +165,33 @@ metrics_check "$M" --all \
         'thpguard_recheck_interval_seconds=30'
 echo "5. the metrics file parses and counts every correction"
 
-# 6. Stop (SIGTERM, as the kubelet does): exit 0, the values stay.
+# 6. thpguardctl in the pod, on the host's paths: the host's knobs and processes.
+podman exec "$NAME" thpguardctl status --json --sysfs-root /host/sys --proc-root /host/proc \
+        >"$TMP/ctl.json" 2>"$TMP/ctl.err" || fail "thpguardctl status in the container failed: $(cat "$TMP/ctl.err")"
+host_procs=$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)
+"$PY" - "$TMP/ctl.json" "$host_procs" "$(thp_get enabled)" "$(thp_get defrag)" <<'PYEOF' || fail "thpguardctl in the container does not describe the host (above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+host_procs, enabled, defrag = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+knobs = {k["knob"]: k for k in d["knobs"]}
+problems = []
+if d["sysfs_root"] != "/host/sys" or d["proc_root"] != "/host/proc":
+    problems.append(f"roots {d['sysfs_root']} {d['proc_root']}")
+if knobs["enabled"]["value"] != enabled or knobs["defrag"]["value"] != defrag:
+    problems.append(f"knobs {knobs['enabled']['value']} {knobs['defrag']['value']}, the host has {enabled} {defrag}")
+# The container alone has two processes; the host's /proc has them all.
+if d["processes"]["scanned"] < max(5, host_procs // 2):
+    problems.append(f"{d['processes']['scanned']} processes scanned, the host has {host_procs}")
+for p in problems:
+    print("FAIL:", p)
+sys.exit(1 if problems else 0)
+PYEOF
+podman exec "$NAME" thpguardctl status --sysfs-root /host/sys --proc-root /host/proc >"$TMP/ctl.txt" ||
+        fail "thpguardctl status (text) in the container failed"
+grep -q '^Knobs (/host/sys/kernel/mm/transparent_hugepage)' "$TMP/ctl.txt" || fail "thpguardctl status printed: $(head -5 "$TMP/ctl.txt")"
+echo "6. thpguardctl status in the container: $(head -n1 "$TMP/ctl.txt")"
+
+# 7. Stop (SIGTERM, as the kubelet does): exit 0, the values stay.
 before=$(for k in enabled defrag khugepaged/defrag; do echo "$k=$(thp_get "$k")"; done)
 podman stop -t 10 "$NAME" >/dev/null
 code=$(podman inspect "$NAME" --format '{{.State.ExitCode}}')
@@ -162,12 +200,13 @@ after=$(for k in enabled defrag khugepaged/defrag; do echo "$k=$(thp_get "$k")";
 [ "$before" = "$after" ] || fail "stopping changed the node: before $before, after $after"
 [ "$(thp_get enabled)" = never ] || fail "stopping rolled enabled back"
 metrics_check "$M" --all 'thpguard_up=0'
-echo "6. stopped with exit 0; the node keeps enabled=never; thpguard_up 0"
+echo "7. stopped with exit 0; the node keeps enabled=never; thpguard_up 0"
 
-# 7. The image's default command, no privilege, no capability, the policy as one file.
+# 8. The image's default command, no privilege, no capability, the policy as one file.
 thp_set enabled always
 "${PODMAN_RUN[@]}" -d --name "$NAME2" --read-only --cap-drop=all --security-opt no-new-privileges \
-        -v /sys:/host/sys -v "$TMP/policy-1.conf:/etc/thpguard/thpguard.conf:ro" "$IMAGE" >/dev/null ||
+        -v "$THP:/host/sys/kernel/mm/transparent_hugepage" \
+        -v "$TMP/policy-1.conf:/etc/thpguard/thpguard.conf:ro" "$IMAGE" >/dev/null ||
         fail "podman run of the default command failed"
 thp_wait_for enabled madvise 10 || { podman logs "$NAME2" >&2; fail "with no capability, the startup did not apply"; }
 thp_set enabled never
@@ -175,5 +214,5 @@ thp_wait_for enabled madvise 1 || fail "with no capability, a foreign write was 
 podman stop -t 10 "$NAME2" >/dev/null
 code=$(podman inspect "$NAME2" --format '{{.State.ExitCode}}')
 [ "$code" = 0 ] || fail "the unprivileged container exited $code on SIGTERM"
-echo "7. the default command enforces with --cap-drop=all"
+echo "8. the default command enforces with --cap-drop=all"
 echo "PASS"

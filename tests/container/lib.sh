@@ -64,6 +64,13 @@ metric_is() {
         [ "$(metric "$1" "$2")" = "$3" ]
 }
 
+# metric_ge FILE SAMPLE MIN: the sample is there and at least MIN.
+metric_ge() {
+        local v
+        v=$(metric "$1" "$2")
+        [ -n "$v" ] && [ "${v%.*}" -ge "$3" ]
+}
+
 wait_until() {
         local limit=$1 i
         shift

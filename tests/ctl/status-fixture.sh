@@ -78,7 +78,7 @@ echo '[always] madvise never' >"$T/enabled"
 echo '[always] defer defer+madvise madvise never' >"$T/defrag"
 run status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
 json_check "$TMP/out" \
-        'd["headline"] == "THP always + defrag always: expect RSS inflation and latency spikes for Go/JVM/Redis (see /usr/share/thpguard/profiles)"' \
+        'd["headline"] == "THP always + defrag always: khugepaged fills freed memory back with huge pages (RSS inflation) and faults stall in direct compaction (see /usr/share/thpguard/profiles)"' \
         'knob(d, "enabled")["state"] == "drift"'
 echo 'always madvise [never]' >"$T/enabled"
 run status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
