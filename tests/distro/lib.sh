@@ -143,6 +143,13 @@ distro_tree() {
                                 { distro_remove "$tmp"; echo "debconf-set-selections in the $rel tree failed (see $log)" >&2; return 1; }
                         distro_chroot "$tmp" "$dir/archives" /tmp/install-deps/install-deps deb >>"$log" 2>&1 </dev/null ||
                                 { distro_remove "$tmp"; distro_fail_fetch "$rel" "packaging/install-deps deb in the $rel tree" "$log" >&2; return 1; }
+                        # The full test set is not installed here, but each of its names
+                        # must be one this release can install.
+                        # shellcheck disable=SC2016 # $(...) runs in the tree
+                        distro_chroot "$tmp" "" sh -c 'apt-get install -s $(/tmp/install-deps/install-deps --list test)' \
+                                >>"$log" 2>&1 </dev/null ||
+                                { distro_remove "$tmp"; echo "packaging/install-deps test names a package that Debian" \
+                                        "$(distro_number "$rel") ($rel) cannot install (apt-get install -s; see $log)" >&2; return 1; }
                         rm -rf "$tmp/tmp/install-deps"
                 else
                         distro_chroot "$tmp" "$dir/archives" sh -c "apt-get update -qq &&
