@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 
-#define USEC_PER_SEC UINT64_C(1000000)
 /* meminfo is about 1.5 kB and vmstat 6 kB on 6.18; room for kernels to come. */
 #define PROC_FILE_MAX (256 * 1024)
 /* Our own file: a few lines per knob. */
