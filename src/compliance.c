@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
@@ -76,6 +77,21 @@ void knob_status_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint6
         r = h ? sysfs_read_handle(s, k->path, h, buf, sizeof(buf), &len)
               : sysfs_read(s, k->path, buf, sizeof(buf), &len);
         knob_status_evaluate(k, r, buf, len, ptes_max, ret);
+}
+
+uint64_t knob_ptes_max_read(const Sysfs *s) {
+        char buf[64];
+        uint64_t pmd;
+        size_t len;
+        long page;
+
+        if (sysfs_read(s, "hpage_pmd_size", buf, sizeof(buf), &len) < 0 ||
+            knob_value_parse_u64(buf, len, &pmd) < 0)
+                return PTES_MAX_UNKNOWN;
+        page = sysconf(_SC_PAGESIZE);
+        if (page <= 0 || pmd < (uint64_t)page)
+                return PTES_MAX_UNKNOWN;
+        return knob_ptes_max(pmd, (uint64_t)page);
 }
 
 void compliance_check_policy(const Policy *p, const Sysfs *s, uint64_t ptes_max, Diag *diag) {

@@ -587,8 +587,7 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                                        o->sysfs_root);
         if (r < 0)
                 return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
-        if (sysfs_read_ptes_max(d->sysfs, &d->ptes_max) < 0)
-                d->ptes_max = PTES_MAX_UNKNOWN;
+        d->ptes_max = knob_ptes_max_read(d->sysfs);
 
         r = sd_event_default(&d->event);
         if (r < 0)

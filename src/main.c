@@ -204,7 +204,6 @@ static int load_policy(const Args *a, Diag *diag, Policy **ret) {
 }
 
 static int open_sysfs(const char *root, Sysfs **ret, uint64_t *ret_ptes_max) {
-        uint64_t ptes_max;
         int r;
 
         r = sysfs_new(root, ret);
@@ -217,9 +216,7 @@ static int open_sysfs(const char *root, Sysfs **ret, uint64_t *ret_ptes_max) {
                 fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, strerror(-r));
         if (r < 0)
                 return r;
-        if (sysfs_read_ptes_max(*ret, &ptes_max) < 0)
-                ptes_max = PTES_MAX_UNKNOWN;
-        *ret_ptes_max = ptes_max;
+        *ret_ptes_max = knob_ptes_max_read(*ret);
         return 0;
 }
 

@@ -9,8 +9,6 @@
 #include <sys/statfs.h>
 
 #include "thpguard/fileio.h"
-#include "thpguard/knob-value.h"
-#include "thpguard/knob.h"
 #include "thpguard/path.h"
 
 Sysfs *sysfs_free(Sysfs *s) {
@@ -212,24 +210,4 @@ int sysfs_write_handle(const Sysfs *s, const char *knob, SysfsHandle *h, const c
                 return r;
         }
         return (size_t)n == len ? 0 : -EIO;
-}
-
-int sysfs_read_ptes_max(const Sysfs *s, uint64_t *ret) {
-        char buf[64];
-        uint64_t pmd;
-        size_t len;
-        long page;
-        int r;
-
-        r = sysfs_read(s, "hpage_pmd_size", buf, sizeof(buf), &len);
-        if (r < 0)
-                return r;
-        r = knob_value_parse_u64(buf, len, &pmd);
-        if (r < 0)
-                return r;
-        page = sysconf(_SC_PAGESIZE);
-        if (page <= 0 || pmd < (uint64_t)page)
-                return -EBADMSG;
-        *ret = knob_ptes_max(pmd, (uint64_t)page);
-        return 0;
 }

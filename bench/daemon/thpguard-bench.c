@@ -216,11 +216,11 @@ static double recheck_work_us(const char *conf) {
         struct timespec a, b;
         uint64_t ptes_max;
 
-        if (policy_load(conf, &diag, &p) < 0 || p->n_knobs > 16 || sysfs_new("/sys", &s) < 0 ||
-            sysfs_read_ptes_max(s, &ptes_max) < 0) {
+        if (policy_load(conf, &diag, &p) < 0 || p->n_knobs > 16 || sysfs_new("/sys", &s) < 0) {
                 diag_print(&diag, stderr);
                 return -1;
         }
+        ptes_max = knob_ptes_max_read(s);
         for (size_t i = 0; i < p->n_knobs; i++)
                 h[i] = SYSFS_HANDLE_CLOSED;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);

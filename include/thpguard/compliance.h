@@ -28,6 +28,9 @@ typedef struct KnobStatus {
 /* No upper bound known for max_ptes_* (hpage_pmd_size unreadable). */
 #define PTES_MAX_UNKNOWN UINT64_MAX
 
+/* The max_ptes_* upper bound from hpage_pmd_size below s and the page size; PTES_MAX_UNKNOWN if unknown. */
+uint64_t knob_ptes_max_read(const Sysfs *s);
+
 /*
  * read_result is 0 with buf/len holding the file's content, or the -errno
  * of reading it. ptes_max bounds the max_ptes_* knobs.

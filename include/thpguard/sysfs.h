@@ -74,6 +74,3 @@ void sysfs_handle_close(SysfsHandle *h);
  * again from the root.
  */
 bool sysfs_handle_is_stale(const Sysfs *s, const char *knob, const SysfsHandle *h);
-
-/* max_ptes_* upper bound from hpage_pmd_size and the page size. */
-int sysfs_read_ptes_max(const Sysfs *s, uint64_t *ret);

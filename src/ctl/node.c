@@ -235,8 +235,7 @@ static int collect_knobs(CtlNode *n, const Sysfs *s) {
         struct dirent *de;
         int r;
 
-        if (sysfs_read_ptes_max(s, &ptes_max) < 0)
-                ptes_max = PTES_MAX_UNKNOWN;
+        ptes_max = knob_ptes_max_read(s);
 
         r = knobs_in_dir(n, &cap, s, "", KNOB_GROUP_TOP, 0);
         if (r < 0)
