@@ -128,7 +128,7 @@ typedef struct CtlNode {
         char headline[512];
         size_t n_policy_drift, n_policy_error;
         size_t n_notes;
-        CtlNote notes[CTL_NOTES_MAX]; /* cmdline/runtime/policy disagreements, counter signals */
+        CtlNote notes[CTL_NOTES_MAX]; /* cmdline/live/policy disagreements, counter signals */
 } CtlNode;
 
 typedef struct CtlStatusOptions {
@@ -139,7 +139,11 @@ typedef struct CtlStatusOptions {
         size_t top;
 } CtlStatusOptions;
 
-/* Collects everything; fails only if the THP sysfs directory or proc root is unusable. */
+/*
+ * Collects everything; fails only if the THP sysfs directory or proc root is
+ * unusable. The headline and notes are ctl_node_judge()'s (verdict.c), which
+ * reads the node through the accessors below.
+ */
 int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret);
 void ctl_node_done(CtlNode *n);
 
@@ -154,11 +158,12 @@ void ctl_note_add(CtlNode *n, const char *fmt, ...) _printf_(2, 3);
 
 /* ---- one process -------------------------------------------------------- */
 
-typedef enum CtlRuntime {
-        CTL_RUNTIME_UNKNOWN,
-        CTL_RUNTIME_GO,
-        CTL_RUNTIME_JVM,
-} CtlRuntime;
+/* The language runtime that manages the process's heap: where its own memory figures are. */
+typedef enum CtlLanguageRuntime {
+        CTL_LANGUAGE_RUNTIME_UNKNOWN,
+        CTL_LANGUAGE_RUNTIME_GO,
+        CTL_LANGUAGE_RUNTIME_JVM,
+} CtlLanguageRuntime;
 
 typedef struct CtlPid {
         uint64_t pid;
@@ -167,7 +172,7 @@ typedef struct CtlPid {
         ProcSmapsRollup rollup;
         int smaps_error;
         ProcSmaps *smaps;
-        CtlRuntime runtime;
+        CtlLanguageRuntime language_runtime;
         char exe[256];                                        /* readlink of exe, sanitized; "" if unknown */
         char enabled[KNOB_VALUE_MAX], defrag[KNOB_VALUE_MAX]; /* system-wide, "" if unknown */
         char verdict[512];
@@ -177,10 +182,12 @@ typedef struct CtlPid {
 int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid, size_t top, CtlPid *ret);
 void ctl_pid_done(CtlPid *p);
 
+/* ---- language runtime (language-runtime.c) ------------------------------ */
+
 /* Is the executable a Go program? Looks for Go's ELF sections; false on any doubt. */
 bool ctl_exe_is_go(const char *proc_root, uint64_t pid);
 
-const char *ctl_runtime_to_string(CtlRuntime r);
+const char *ctl_language_runtime_to_string(CtlLanguageRuntime r);
 
 /* ---- output ------------------------------------------------------------- */
 

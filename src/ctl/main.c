@@ -209,6 +209,7 @@ static int run_status(const CtlArgs *a) {
 
         if (ctl_node_collect(&a->status, &n) < 0)
                 return CTL_EXIT_FAILURE;
+        ctl_node_judge(&n);
         if (a->json) {
                 if (ctl_status_print_json(stdout, &n) < 0) {
                         fprintf(stderr, "thpguardctl: cannot write the JSON document\n");

@@ -421,7 +421,6 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
         }
         n.khugepaged.pid = n.procs.khugepaged_pid;
 
-        ctl_node_judge(&n);
         *ret = n;
         n = (CtlNode){};
         return 0;

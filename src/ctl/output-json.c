@@ -245,7 +245,7 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
         if (p->rollup_error >= 0)
                 rollup_fields(root, &p->rollup);
         add(root, "vm_rss_kb", u64_or_null(p->status.vm_rss_kb));
-        add(root, "runtime", json_object_new_string(ctl_runtime_to_string(p->runtime)));
+        add(root, "runtime", json_object_new_string(ctl_language_runtime_to_string(p->language_runtime)));
         add(root, "compare_with", json_string_utf8(p->compare_with));
         if (m) {
                 json_object *s = json_object_new_object(), *top = json_object_new_array();

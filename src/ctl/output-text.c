@@ -271,5 +271,6 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
                         }
                 }
         }
-        fprintf(f, "\n  Runtime: %s\n  %s\n", ctl_runtime_to_string(p->runtime), p->compare_with);
+        fprintf(f, "\n  Runtime: %s\n  %s\n", ctl_language_runtime_to_string(p->language_runtime),
+                p->compare_with);
 }

@@ -16,17 +16,6 @@
 #define SMAPS_READ_MAX (64 * 1024 * 1024)
 #define SMALL_READ_MAX 8192
 
-const char *ctl_runtime_to_string(CtlRuntime r) {
-        switch (r) {
-        case CTL_RUNTIME_GO:
-                return "go";
-        case CTL_RUNTIME_JVM:
-                return "jvm";
-        default:
-                return "unknown";
-        }
-}
-
 void ctl_pid_done(CtlPid *p) {
         free(p->smaps);
         *p = (CtlPid){};
@@ -90,8 +79,8 @@ static void pid_judge(CtlPid *p) {
         else
                 snprintf(p->verdict, sizeof(p->verdict), "THP mode unknown");
 
-        switch (p->runtime) {
-        case CTL_RUNTIME_GO:
+        switch (p->language_runtime) {
+        case CTL_LANGUAGE_RUNTIME_GO:
                 snprintf(
                     p->compare_with, sizeof(p->compare_with),
                     "Go: compare Rss (%" PRIu64 " kB) with the heap the runtime reports: "
@@ -101,7 +90,7 @@ static void pid_judge(CtlPid *p) {
                     "(Go before 1.21.1 also fought khugepaged)",
                     rss, ahp);
                 break;
-        case CTL_RUNTIME_JVM:
+        case CTL_LANGUAGE_RUNTIME_JVM:
                 snprintf(p->compare_with, sizeof(p->compare_with),
                          "JVM: compare Rss (%" PRIu64 " kB) with `jcmd %" PRIu64
                          " GC.heap_info` (committed) plus `jcmd %" PRIu64
@@ -159,9 +148,9 @@ int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid,
 
         read_exe(proc_root, pid, p.exe, sizeof(p.exe));
         if (p.smaps && p.smaps->uses_libjvm)
-                p.runtime = CTL_RUNTIME_JVM;
+                p.language_runtime = CTL_LANGUAGE_RUNTIME_JVM;
         else if (ctl_exe_is_go(proc_root, pid))
-                p.runtime = CTL_RUNTIME_GO;
+                p.language_runtime = CTL_LANGUAGE_RUNTIME_GO;
 
         read_knob(sysfs_root, "enabled", p.enabled, sizeof(p.enabled));
         read_knob(sysfs_root, "defrag", p.defrag, sizeof(p.defrag));

@@ -67,7 +67,7 @@ static void judge_headline(CtlNode *n) {
  */
 static void judge_triple(CtlNode *n, const char *param, const char *cmdline_value, const char *knob_path) {
         const CtlKnob *k = ctl_node_knob(n, knob_path);
-        const char *runtime = ctl_node_knob_value(n, knob_path);
+        const char *live = ctl_node_knob_value(n, knob_path);
         const char *desired = k && k->policy ? k->policy->desired : NULL;
 
         if (k && k->spec->type == KNOB_CHOICE && !knob_spec_accepts_word(k->spec, cmdline_value)) {
@@ -76,23 +76,23 @@ static void judge_triple(CtlNode *n, const char *param, const char *cmdline_valu
                              knob_path, param, cmdline_value);
                 return;
         }
-        if (!runtime)
+        if (!live)
                 return;
-        if (strcmp(cmdline_value, runtime) == 0 && (!desired || strcmp(desired, runtime) == 0))
+        if (strcmp(cmdline_value, live) == 0 && (!desired || strcmp(desired, live) == 0))
                 return;
         if (!desired)
                 ctl_note_add(n,
                              "%s: cmdline sets %s, runtime is %s, policy does not manage it "
                              "(changed after boot; a reboot goes back to %s)",
-                             knob_path, cmdline_value, runtime, cmdline_value);
-        else if (strcmp(desired, runtime) == 0)
+                             knob_path, cmdline_value, live, cmdline_value);
+        else if (strcmp(desired, live) == 0)
                 ctl_note_add(n,
                              "%s: cmdline sets %s, runtime is %s, policy wants %s "
                              "(after a reboot the kernel runs with %s until thpguardd applies the policy)",
-                             knob_path, cmdline_value, runtime, desired, cmdline_value);
+                             knob_path, cmdline_value, live, desired, cmdline_value);
         else
                 ctl_note_add(n, "%s: cmdline sets %s, runtime is %s, policy wants %s", knob_path,
-                             cmdline_value, runtime, desired);
+                             cmdline_value, live, desired);
 }
 
 static void judge_cmdline(CtlNode *n) {

@@ -4,6 +4,7 @@
  * mappings name only the binary, so smaps cannot tell; the ELF section
  * table can: the Go linker always emits .go.buildinfo (1.13+) or
  * .note.go.buildid. Only the section headers and their name table are read.
+ * (A JVM is told by its libjvm.so mapping, in smaps: see pid.c.)
  */
 #include <elf.h>
 #include <errno.h>
@@ -29,6 +30,17 @@ static bool read_exact(int fd, void *buf, size_t size, uint64_t offset) {
                 return false;
         n = pread(fd, buf, size, (off_t)offset);
         return n >= 0 && (size_t)n == size;
+}
+
+const char *ctl_language_runtime_to_string(CtlLanguageRuntime r) {
+        switch (r) {
+        case CTL_LANGUAGE_RUNTIME_GO:
+                return "go";
+        case CTL_LANGUAGE_RUNTIME_JVM:
+                return "jvm";
+        default:
+                return "unknown";
+        }
 }
 
 bool ctl_exe_is_go(const char *proc_root, uint64_t pid) {
