@@ -21,11 +21,9 @@ int daemon_load_policy(Daemon *d, Diag *diag, Policy **ret) {
         Policy *p = NULL;
         int r;
 
-        r = policy_load(d->options->config, diag, &p);
+        r = policy_load_as_daemon(d->options->config, d->options->audit, diag, &p);
         if (r < 0)
                 return r;
-        if (d->options->audit)
-                p->mode = POLICY_MODE_AUDIT;
         compliance_check_policy(p, d->sysfs, d->ptes_max, diag);
         *ret = p;
         return 0;

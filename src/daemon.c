@@ -581,10 +581,7 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
 
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
-                return log_error_errno(&d->log, r,
-                                       "--sysfs-root %s: no " SYSFS_THP_DIR
-                                       " below it (a kernel without THP, or not a sysfs mount)",
-                                       o->sysfs_root);
+                return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root, sysfs_strerror(-r));
         if (r < 0)
                 return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
         d->ptes_max = knob_ptes_max_read(d->sysfs);

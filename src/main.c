@@ -189,33 +189,14 @@ static int parse_argv(int argc, char **argv, Args *ret) {
         return 0;
 }
 
-/* Loads and validates the policy, printing every diagnostic. */
-static int load_policy(const Args *a, Diag *diag, Policy **ret) {
-        Policy *p = NULL;
-        int r;
-
-        r = policy_load(a->config, diag, &p);
-        if (r < 0)
-                return r;
-        if (a->audit)
-                p->mode = POLICY_MODE_AUDIT;
-        *ret = p;
-        return 0;
-}
-
 static int open_sysfs(const char *root, Sysfs **ret, uint64_t *ret_ptes_max) {
         int r;
 
         r = sysfs_new(root, ret);
-        if (r == -ENODEV)
-                fprintf(stderr,
-                        "thpguardd: --sysfs-root %s: no " SYSFS_THP_DIR " below it "
-                        "(a kernel without THP, or not a sysfs mount)\n",
-                        root);
-        else if (r < 0)
-                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, strerror(-r));
-        if (r < 0)
+        if (r < 0) {
+                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, sysfs_strerror(-r));
                 return r;
+        }
         *ret_ptes_max = knob_ptes_max_read(*ret);
         return 0;
 }
@@ -227,7 +208,7 @@ static int run_check_config(const Args *a) {
         uint64_t ptes_max;
         int r;
 
-        r = load_policy(a, &diag, &p);
+        r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
         if (r >= 0) {
                 r = open_sysfs(a->sysfs_root, &s, &ptes_max);
                 if (r >= 0)
@@ -249,7 +230,7 @@ static int run_verify(const Args *a) {
         uint64_t ptes_max;
         int r;
 
-        r = load_policy(a, &diag, &p);
+        r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
         diag_print(&diag, stderr);
         if (r < 0)
                 return EXIT_ERROR;
@@ -281,7 +262,7 @@ static int run_once(const Args *a) {
         uint64_t ptes_max;
         int r;
 
-        r = load_policy(a, &diag, &p);
+        r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
         diag_print(&diag, stderr);
         if (r < 0)
                 return EXIT_ERROR;
@@ -335,7 +316,7 @@ static int run_alive(const Args *a) {
         char why[PATH_MAX + 256];
 
         if (!path) {
-                if (load_policy(a, &diag, &p) < 0) {
+                if (policy_load_as_daemon(a->config, a->audit, &diag, &p) < 0) {
                         diag_print(&diag, stderr);
                         return EXIT_ERROR;
                 }

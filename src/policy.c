@@ -761,3 +761,16 @@ int policy_load(const char *file, Diag *diag, Policy **ret) {
         }
         return policy_parse(file, buf, len, diag, ret);
 }
+
+int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret) {
+        Policy *p = NULL;
+        int r;
+
+        r = policy_load(file, diag, &p);
+        if (r < 0)
+                return r;
+        if (audit)
+                p->mode = POLICY_MODE_AUDIT;
+        *ret = p;
+        return 0;
+}

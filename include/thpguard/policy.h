@@ -80,6 +80,9 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
  */
 int policy_load(const char *file, Diag *diag, Policy **ret);
 
+/* The policy as thpguardd runs it: policy_load(), and with audit (--audit) the mode is audit. */
+int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret);
+
 /* The StrictModes rule on an fstat() result; euid is who will trust the file. */
 int policy_check_owner(const char *file, const struct stat *st, uid_t euid, Diag *diag);
 

@@ -30,6 +30,9 @@ typedef struct Sysfs {
  * -ELOOP for a symlink on the way to the THP directory.
  */
 int sysfs_new(const char *root, Sysfs **ret);
+
+/* Why sysfs_new() failed, for "--sysfs-root ROOT: <this>"; errnum > 0. */
+const char *sysfs_strerror(int errnum);
 Sysfs *sysfs_free(Sysfs *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_free);
 #define _cleanup_sysfs_ _cleanup_(sysfs_freep)

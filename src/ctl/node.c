@@ -383,15 +383,10 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
         int r;
 
         r = sysfs_new(o->sysfs_root, &s);
-        if (r == -ENODEV)
-                fprintf(stderr,
-                        "thpguardctl: --sysfs-root %s: no " SYSFS_THP_DIR " below it "
-                        "(a kernel without THP, or not a sysfs mount)\n",
-                        o->sysfs_root);
-        else if (r < 0)
-                fprintf(stderr, "thpguardctl: --sysfs-root %s: %s\n", o->sysfs_root, strerror(-r));
-        if (r < 0)
+        if (r < 0) {
+                fprintf(stderr, "thpguardctl: --sysfs-root %s: %s\n", o->sysfs_root, sysfs_strerror(-r));
                 return r;
+        }
         r = stat(o->proc_root, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
         if (r < 0) {
                 fprintf(stderr, "thpguardctl: --proc-root %s: %s\n", o->proc_root, strerror(-r));

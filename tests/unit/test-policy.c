@@ -412,6 +412,13 @@ static void test_load_files(void **state) {
         assert_int_equal(policy_load(path, &d, &p), 0);
         assert_int_equal(p->n_knobs, 15);
         policy_free(p);
+        /* thpguardd --audit: audit whatever the file says; without it, the file's enforce. */
+        assert_int_equal(policy_load_as_daemon(path, false, &d, &p), 0);
+        assert_int_equal(p->mode, POLICY_MODE_ENFORCE);
+        policy_free(p);
+        assert_int_equal(policy_load_as_daemon(path, true, &d, &p), 0);
+        assert_int_equal(p->mode, POLICY_MODE_AUDIT);
+        policy_free(p);
         unlink(path);
         rmdir(dir);
 }
