@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 
 #include "thpguard/escape.h"
+#include "thpguard/json-util.h"
 #include "thpguard/macro.h"
 
 /* Every string escaped: the parsers vouch for the words, this for the terminal. */
@@ -23,8 +24,6 @@ void report_verify_text(FILE *f, const Policy *p, const KnobStatus *statuses) {
                 fputc('\n', f);
         }
 }
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatus *statuses) {
         _cleanup_(json_object_putp) json_object *root = json_object_new_object();

@@ -6,6 +6,10 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
+#include "thpguard/macro.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
 /* json_object_new_uint64() (json-c 0.14). Before it, a signed 64-bit integer: no counter reaches 2^63. */
 static inline json_object *json_new_uint64(uint64_t v) {
 #if HAVE_JSON_OBJECT_NEW_UINT64

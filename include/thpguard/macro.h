@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@ static inline void closep(int *fd) {
         }
 }
 #define _cleanup_close_ _cleanup_(closep)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /* Hands ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p)                                                                                         \

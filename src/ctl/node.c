@@ -20,8 +20,6 @@
 /* Also bounds /proc/cmdline: COMMAND_LINE_SIZE is 2048 on x86, 4096 on arm64. */
 #define VMSTAT_READ_MAX (64 * 1024)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
-
 const char *ctl_knob_state_to_string(CtlKnobState s) {
         static const char *const names[_CTL_KNOB_STATE_MAX] = {
                 [CTL_KNOB_COMPLIANT] = "compliant", [CTL_KNOB_DRIFT] = "drift",

@@ -18,8 +18,6 @@
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
-
 static json_object *u64_or_null(uint64_t v) {
         return v == PROCFS_UNKNOWN ? NULL : json_new_uint64(v);
 }

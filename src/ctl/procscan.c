@@ -16,8 +16,6 @@
 /* /proc/PID/status is about 1.5 kB. */
 #define STATUS_READ_MAX 8192
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
-
 /* /proc's PID directories: decimal, no leading zero ("0" is no process either). */
 static bool parse_pid(const char *name, uint64_t *ret) {
         return name[0] != '0' && number_parse_u64(name, strlen(name), ret) == 0;
