@@ -212,14 +212,10 @@ static int read_more(int fd, char *buf, size_t size, size_t *len) {
         return 0;
 }
 
-int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len) {
-        _cleanup_close_ int fd = -EBADF;
+int read_fd(int fd, char *buf, size_t size, size_t *ret_len) {
         size_t len = 0;
         int r;
 
-        fd = open_below(root, rel, O_RDONLY);
-        if (fd < 0)
-                return fd;
         r = read_more(fd, buf, size, &len);
         if (r < 0)
                 return r;
@@ -228,6 +224,15 @@ int read_file_below(const char *root, const char *rel, char *buf, size_t size, s
         buf[len] = '\0';
         *ret_len = len;
         return 0;
+}
+
+int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = open_below(root, rel, O_RDONLY);
+        if (fd < 0)
+                return fd;
+        return read_fd(fd, buf, size, ret_len);
 }
 
 int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len) {

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "thpguard/fileio.h"
+
 /*
  * Walks the libconfig tree. Each check reports into diag and goes on, so
  * one run lists every error of the file.
@@ -713,7 +715,7 @@ static int open_policy(const char *file, uid_t euid, Diag *diag, int *ret_fd) {
 int policy_load(const char *file, Diag *diag, Policy **ret) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
+        size_t len;
         struct stat st;
         int r;
 
@@ -738,26 +740,18 @@ int policy_load(const char *file, Diag *diag, Policy **ret) {
         if (r < 0)
                 return r;
 
-        /* Sized by fstat(), plus one byte to notice a file that grew since. */
-        buf = malloc((size_t)st.st_size + 1);
+        /* Sized by fstat(), plus one byte to notice a file that grew since and one for the NUL. */
+        buf = malloc((size_t)st.st_size + 2);
         if (!buf)
                 return -ENOMEM;
-        for (;;) {
-                ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        diag_error(diag, file, 0, "cannot read: %s", strerror(-r));
-                        return r;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-                if (len > (size_t)st.st_size) {
-                        diag_error(diag, file, 0, "changed while being read; try again");
-                        return -EAGAIN;
-                }
+        r = read_fd(fd, buf, (size_t)st.st_size + 2, &len);
+        if (r == -EFBIG) {
+                diag_error(diag, file, 0, "changed while being read; try again");
+                return -EAGAIN;
+        }
+        if (r < 0) {
+                diag_error(diag, file, 0, "cannot read: %s", strerror(-r));
+                return r;
         }
         return policy_parse(file, buf, len, diag, ret);
 }

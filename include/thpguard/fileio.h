@@ -35,7 +35,10 @@ int open_below(const char *root, const char *rel, int flags);
 /* strerror() that says why open_beneath() refused a file (ELOOP, EBADFD); errnum > 0. */
 const char *fileio_strerror(int errnum);
 
-/* Reads root/rel into buf, NUL-terminated; -EFBIG if it does not fit in size - 1 bytes. */
+/* Reads fd until EOF into buf, NUL-terminated; -EFBIG if it does not fit in size - 1 bytes. */
+int read_fd(int fd, char *buf, size_t size, size_t *ret_len);
+
+/* read_fd() of root/rel. */
 int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len);
 
 /* The same into a heap buffer grown up to max bytes; *ret is the caller's to free. */
