@@ -9,6 +9,7 @@
 
 #include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
+#include "thpguard/number.h"
 
 const char *knob_state_to_string(KnobState state) {
         static const char *const names[] = {
@@ -23,6 +24,7 @@ const char *knob_state_to_string(KnobState state) {
 static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t len, uint64_t ptes_max,
                    KnobStatus *st) {
         char offered[128];
+        uint64_t desired;
         KnobValue v;
 
         if (read_result == -ENOENT) {
@@ -50,8 +52,9 @@ static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t
                          k->desired, offered);
                 return;
         }
+        /* The policy let only decimal digits through; a value that still does not parse is out of bounds. */
         if (k->spec->bound == KNOB_BOUND_PTES && ptes_max != PTES_MAX_UNKNOWN &&
-            strtoull(k->desired, NULL, 10) > ptes_max) {
+            (number_parse_u64(k->desired, strlen(k->desired), &desired) < 0 || desired > ptes_max)) {
                 st->state = KNOB_STATE_UNSUPPORTED;
                 snprintf(st->reason, sizeof(st->reason), "%s is above this kernel's maximum %" PRIu64,
                          k->desired, ptes_max);

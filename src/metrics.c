@@ -13,9 +13,8 @@
 #include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
+#include "thpguard/number.h"
 
-/* meminfo is about 1.5 kB and vmstat 6 kB on 6.18; room for kernels to come. */
-#define PROC_FILE_MAX (256 * 1024)
 /* Our own file: a few lines per knob. */
 #define METRICS_FILE_MAX (1024 * 1024)
 
@@ -337,7 +336,7 @@ int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
         ret->shmem_huge_pages_bytes = METRICS_UNKNOWN;
         ret->n_vmstat = 0;
 
-        r = read_file_below_alloc(proc_root, "meminfo", PROC_FILE_MAX, &meminfo, &len);
+        r = read_file_below_alloc(proc_root, "meminfo", PROCFS_MEMINFO_SIZE_MAX, &meminfo, &len);
         if (r >= 0)
                 r = procfs_parse_meminfo(meminfo, len, &mi);
         if (r >= 0) {
@@ -349,7 +348,7 @@ int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
         vmstat = malloc(sizeof(*vmstat));
         if (!vmstat)
                 return first < 0 ? first : -ENOMEM;
-        r = read_file_below_alloc(proc_root, "vmstat", PROC_FILE_MAX, &vmstat_text, &len);
+        r = read_file_below_alloc(proc_root, "vmstat", PROCFS_VMSTAT_SIZE_MAX, &vmstat_text, &len);
         if (r >= 0)
                 r = procfs_parse_vmstat(vmstat_text, len, vmstat);
         if (r >= 0) {
@@ -369,17 +368,8 @@ static bool find_value(const char *text, const char *name, uint64_t *ret) {
         while (*line) {
                 const char *nl = strchr(line, '\n');
 
-                if (strncmp(line, name, n) == 0 && line[n] == ' ') {
-                        unsigned long long v;
-                        char *end;
-
-                        errno = 0;
-                        v = strtoull(line + n + 1, &end, 10);
-                        if (errno != 0 || end == line + n + 1 || (*end != '\n' && *end != '\0'))
-                                return false;
-                        *ret = v;
-                        return true;
-                }
+                if (strncmp(line, name, n) == 0 && line[n] == ' ')
+                        return number_parse_u64(line + n + 1, strcspn(line + n + 1, "\n"), ret) >= 0;
                 if (!nl)
                         break;
                 line = nl + 1;

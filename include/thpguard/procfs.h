@@ -24,6 +24,14 @@
 
 #define PROCFS_UNKNOWN UINT64_MAX
 
+/*
+ * How much of /proc/meminfo and /proc/vmstat a reader takes: 6.18 prints
+ * about 1.5 kB and 4 kB; room for kernels to come, a bound for a forged
+ * --proc-root.
+ */
+#define PROCFS_MEMINFO_SIZE_MAX (64 * 1024)
+#define PROCFS_VMSTAT_SIZE_MAX  (256 * 1024)
+
 /* ---- /proc/meminfo ------------------------------------------------------ */
 
 typedef struct ProcMeminfo {

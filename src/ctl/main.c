@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "thpguard/number.h"
 
 #ifndef THPGUARD_VERSION
 #define THPGUARD_VERSION "unknown"
@@ -65,14 +66,9 @@ static void help(void) {
 }
 
 static int parse_number(const char *s, uint64_t max, uint64_t *ret) {
-        char *end;
-        unsigned long long v;
+        uint64_t v;
 
-        if (!s || *s < '0' || *s > '9')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno || *end || v > max)
+        if (!s || number_parse_u64(s, strlen(s), &v) < 0 || v > max)
                 return -EINVAL;
         *ret = v;
         return 0;

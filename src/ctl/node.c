@@ -14,11 +14,8 @@
 #include "thpguard/escape.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
+#include "thpguard/number.h"
 #include "thpguard/path.h"
-
-#define MEMINFO_READ_MAX (16 * 1024)
-/* Also bounds /proc/cmdline: COMMAND_LINE_SIZE is 2048 on x86, 4096 on arm64. */
-#define VMSTAT_READ_MAX (64 * 1024)
 
 const char *ctl_knob_state_to_string(CtlKnobState s) {
         static const char *const names[_CTL_KNOB_STATE_MAX] = {
@@ -56,13 +53,14 @@ const char *ctl_node_knob_value(const CtlNode *n, const char *path) {
 /* "hugepages-2048kB" -> 2048; 0 if the name is not a per-size directory. */
 static uint64_t size_dir_kb(const char *name) {
         const char *size;
+        uint64_t kb;
 
         if (strncmp(name, "hugepages-", STRLEN("hugepages-")) != 0)
                 return 0;
         size = name + STRLEN("hugepages-");
-        if (!knob_size_is_valid(size))
+        if (!knob_size_is_valid(size) || number_parse_u64(size, strlen(size) - STRLEN("kB"), &kb) < 0)
                 return 0;
-        return strtoull(size, NULL, 10);
+        return kb;
 }
 
 static const PolicyKnob *policy_find(const Policy *p, const char *path) {
@@ -341,27 +339,28 @@ static void collect_proc_files(CtlNode *n) {
         size_t len;
         int r;
 
-        buf = malloc(VMSTAT_READ_MAX);
+        /* vmstat is the largest; cmdline is at most COMMAND_LINE_SIZE (2048 on x86, 4096 on arm64). */
+        buf = malloc(PROCFS_VMSTAT_SIZE_MAX);
         if (!buf) {
                 n->meminfo_error = n->vmstat_error = n->cmdline_error = -ENOMEM;
                 return;
         }
 
-        r = read_file_below(n->proc_root, "sys/kernel/osrelease", buf, VMSTAT_READ_MAX, &len);
+        r = read_file_below(n->proc_root, "sys/kernel/osrelease", buf, PROCFS_VMSTAT_SIZE_MAX, &len);
         if (r >= 0) {
                 while (len > 0 && buf[len - 1] == '\n')
                         len--;
                 escape_printable(buf, len, n->kernel_release, sizeof(n->kernel_release));
         }
 
-        r = read_file_below(n->proc_root, "meminfo", buf, MEMINFO_READ_MAX, &len);
+        r = read_file_below(n->proc_root, "meminfo", buf, PROCFS_MEMINFO_SIZE_MAX, &len);
         n->meminfo_error = r < 0 ? r : procfs_parse_meminfo(buf, len, &n->meminfo);
 
         n->vmstat = malloc(sizeof(*n->vmstat));
-        r = n->vmstat ? read_file_below(n->proc_root, "vmstat", buf, VMSTAT_READ_MAX, &len) : -ENOMEM;
+        r = n->vmstat ? read_file_below(n->proc_root, "vmstat", buf, PROCFS_VMSTAT_SIZE_MAX, &len) : -ENOMEM;
         n->vmstat_error = r < 0 ? r : procfs_parse_vmstat(buf, len, n->vmstat);
 
-        r = read_file_below(n->proc_root, "cmdline", buf, VMSTAT_READ_MAX, &len);
+        r = read_file_below(n->proc_root, "cmdline", buf, PROCFS_VMSTAT_SIZE_MAX, &len);
         n->cmdline_error = r < 0 ? r : procfs_parse_cmdline(buf, len, &n->cmdline);
 }
 
