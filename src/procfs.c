@@ -150,31 +150,9 @@ static int kb_fields_parse(LineReader *lr, const KbField *fields, size_t n_field
 /* ---- /proc/meminfo ------------------------------------------------------ */
 
 /*
- * A real read on this machine (6.18, trimmed in the middle):
- *
- *   MemTotal:       24683620 kB
- *   MemFree:        24416904 kB
- *   MemAvailable:   24383836 kB
- *   ...
- *   AnonPages:         10024 kB
- *   Shmem:              8952 kB
- *   ...
- *   AnonHugePages:         0 kB
- *   ShmemHugePages:        0 kB
- *   ShmemPmdMapped:        0 kB
- *   FileHugePages:         0 kB
- *   FilePmdMapped:         0 kB
- *   Balloon:               0 kB
- *   HugePages_Total:       0
- *   HugePages_Free:        0
- *   HugePages_Rsvd:        0
- *   HugePages_Surp:        0
- *   Hugepagesize:       2048 kB
- *   Hugetlb:               0 kB
- *   DirectMap4k:       30720 kB
- *   DirectMap2M:    25135104 kB
- *
- * Lines we do not know are skipped whatever they hold: kernels add fields.
+ * "Key:   <decimal> kB" lines (a few without " kB"); a real read of 6.18 is
+ * tests/fuzz/corpus/fuzz-procfs-meminfo/host--meminfo. Lines we do not
+ * know are skipped whatever they hold: kernels add fields.
  */
 int procfs_parse_meminfo(const char *buf, size_t len, ProcMeminfo *ret) {
         static const KbField fields[] = {
@@ -210,49 +188,10 @@ int procfs_parse_meminfo(const char *buf, size_t len, ProcMeminfo *ret) {
 /* ---- /proc/vmstat ------------------------------------------------------- */
 
 /*
- * A real read on this machine (6.18), the lines kept, in file order:
- *
- *   nr_anon_transparent_hugepages 0
- *   nr_shmem_hugepages 0
- *   nr_file_hugepages 0
- *   ...
- *   thp_migration_success 0
- *   thp_migration_fail 0
- *   thp_migration_split 0
- *   compact_migrate_scanned 0
- *   compact_free_scanned 0
- *   compact_isolated 0
- *   compact_stall 0
- *   compact_fail 0
- *   compact_success 0
- *   compact_daemon_wake 0
- *   compact_daemon_migrate_scanned 0
- *   compact_daemon_free_scanned 0
- *   thp_fault_alloc 0
- *   thp_fault_fallback 0
- *   thp_fault_fallback_charge 0
- *   thp_collapse_alloc 0
- *   thp_collapse_alloc_failed 0
- *   thp_file_alloc 0
- *   thp_file_fallback 0
- *   thp_file_fallback_charge 0
- *   thp_file_mapped 0
- *   thp_split_page 0
- *   thp_split_page_failed 0
- *   thp_deferred_split_page 0
- *   thp_underused_split_page 0
- *   thp_split_pmd 0
- *   thp_scan_exceed_none_pte 0
- *   thp_scan_exceed_swap_pte 0
- *   thp_scan_exceed_share_pte 0
- *   thp_split_pud 0
- *   thp_zero_page_alloc 0
- *   thp_zero_page_alloc_failed 0
- *   thp_swpout 0
- *   thp_swpout_fallback 0
- *
- * "name value", one space. Only the kept lines are checked: another
- * subsystem's odd line must not cost us the THP counters.
+ * "name value", one space; a real read of 6.18 is
+ * tests/fuzz/corpus/fuzz-procfs-vmstat/host--vmstat. Only the THP and
+ * compaction lines are kept and checked: another subsystem's odd line must
+ * not cost us the THP counters.
  */
 bool procfs_vmstat_is_thp_counter(const char *name, size_t len) {
         static const char suffix[] = "_hugepages";
@@ -326,32 +265,8 @@ uint64_t procfs_vmstat_get(const ProcVmstat *v, const char *name) {
 /* ---- /proc/PID/smaps_rollup --------------------------------------------- */
 
 /*
- * A real read on this machine (6.18, `cat /proc/self/smaps_rollup`):
- *
- *   5601318bb000-7ffc595bd000 ---p 00000000 00:00 0                          [rollup]
- *   Rss:                1716 kB
- *   Pss:                 478 kB
- *   Pss_Dirty:           112 kB
- *   Pss_Anon:            112 kB
- *   Pss_File:            366 kB
- *   Pss_Shmem:             0 kB
- *   Shared_Clean:       1532 kB
- *   Shared_Dirty:          0 kB
- *   Private_Clean:        72 kB
- *   Private_Dirty:       112 kB
- *   Referenced:         1716 kB
- *   Anonymous:           112 kB
- *   KSM:                   0 kB
- *   LazyFree:              0 kB
- *   AnonHugePages:         0 kB
- *   ShmemPmdMapped:        0 kB
- *   FilePmdMapped:         0 kB
- *   Shared_Hugetlb:        0 kB
- *   Private_Hugetlb:       0 kB
- *   Swap:                  0 kB
- *   SwapPss:               0 kB
- *   Locked:                0 kB
- *
+ * A "[rollup]" header line, then "Key:   <decimal> kB" lines; a real read
+ * of 6.18 is tests/fuzz/corpus/fuzz-procfs-smaps-rollup/host--self--smaps_rollup.
  * A kernel thread's read fails with ESRCH; a process with no mappings left
  * (exiting) reads empty. Both are for the caller to skip.
  */
@@ -393,27 +308,9 @@ int procfs_parse_smaps_rollup(const char *buf, size_t len, ProcSmapsRollup *ret)
 /* ---- /proc/PID/status --------------------------------------------------- */
 
 /*
- * A real read on this machine (6.18, `cat /proc/self/status`, trimmed):
- *
- *   Name:	cat
- *   Umask:	0022
- *   State:	R (running)
- *   Tgid:	5181
- *   Ngid:	0
- *   Pid:	5181
- *   PPid:	5176
- *   ...
- *   Kthread:	0
- *   VmPeak:	    3060 kB
- *   ...
- *   VmRSS:	    1708 kB
- *   RssAnon:	     116 kB
- *   RssFile:	    1592 kB
- *   ...
- *   CoreDumping:	0
- *   THP_enabled:	1
- *   untag_mask:	0xffffffffffffffff
- *   ...
+ * "Key:\t<value>" lines; real reads of 6.18 are
+ * tests/fuzz/corpus/fuzz-procfs-status/host--*--status (Kthread and
+ * THP_enabled among them).
  *
  * Name is the comm with only '\\' and '\n' escaped: after
  * prctl(PR_SET_NAME, "a\x01\xff\tb\\c\n d") it reads, byte for byte,
@@ -477,15 +374,10 @@ int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
 /* ---- /proc/cmdline ------------------------------------------------------ */
 
 /*
- * A real read on this machine (6.18, a Firecracker VM; no THP parameter):
- *
- *   mitigations=auto,no_guest_host,no_guest_guest console=ttyS0 quiet reboot=k panic=1 nomodule
- *   random.trust_cpu=1 swiotlb=noforce psi=1 ... pvm_no_zero_page=1 tsc=unstable
- *   rcupdate.rcu_cpu_stall_cputime=1 sched_vcpu_pack=15 rdinit=/process_api -- --firecracker-init
- *   --addr 0.0.0.0:2024 ...
- *
- * (one line; wrapped here). Everything after "--" belongs to init, so a
- * "transparent_hugepage=" there is not the kernel's.
+ * One line of space-separated parameters; a real read (6.18, no THP
+ * parameter) is tests/fuzz/corpus/fuzz-procfs-cmdline/host--cmdline.
+ * Everything after "--" belongs to init, so a "transparent_hugepage=" there
+ * is not the kernel's.
  */
 static const char *const cmdline_param_names[_PROC_CMDLINE_PARAM_MAX] = {
         [PROC_CMDLINE_THP] = "transparent_hugepage",
@@ -671,35 +563,10 @@ int procfs_thp_sizes_lookup(const char *spec, uint64_t size_kb, char *buf, size_
 /* ---- /proc/PID/smaps ---------------------------------------------------- */
 
 /*
- * A real read on this machine (6.18, `head -25 /proc/self/smaps`):
- *
- *   56551a6bf000-56551a6c1000 r--p 00000000 fe:00 247498                     /usr/bin/head
- *   Size:                  8 kB
- *   KernelPageSize:        4 kB
- *   MMUPageSize:           4 kB
- *   Rss:                   8 kB
- *   Pss:                   8 kB
- *   Pss_Dirty:             0 kB
- *   Shared_Clean:          0 kB
- *   Shared_Dirty:          0 kB
- *   Private_Clean:         8 kB
- *   Private_Dirty:         0 kB
- *   Referenced:            8 kB
- *   Anonymous:             0 kB
- *   KSM:                   0 kB
- *   LazyFree:              0 kB
- *   AnonHugePages:         0 kB
- *   ShmemPmdMapped:        0 kB
- *   FilePmdMapped:         0 kB
- *   Shared_Hugetlb:        0 kB
- *   Private_Hugetlb:       0 kB
- *   Swap:                  0 kB
- *   SwapPss:               0 kB
- *   Locked:                0 kB
- *   THPeligible:           0
- *   VmFlags: rd mr mw me
- *
- * then the next mapping's header. A field line's first word ends in ':';
+ * Per mapping, a header line then "Key:   <decimal> kB" lines, THPeligible
+ * and VmFlags; a real read of 6.18 is
+ * tests/fuzz/corpus/fuzz-procfs-smaps/host--self--smaps. After VmFlags comes
+ * the next mapping's header. A field line's first word ends in ':';
  * a header's is "start-end" in hex. A path may hold spaces and ends the line.
  */
 
