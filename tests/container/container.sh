@@ -40,7 +40,7 @@ real_sysfs_begin
 on_exit real_sysfs_restore
 trap fleet_exit EXIT
 
-# What this machine needs (MACHINE-FACTS): runc, not crun, and rlimits it accepts. No network at all.
+# What the test machine needs: runc, not crun, and rlimits it accepts. No network at all.
 PODMAN_RUN=(podman run --runtime runc --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --network none)
 ID=$$-$RANDOM
 IMAGE=localhost/thpguard-ctest:$ID

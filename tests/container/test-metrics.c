@@ -313,7 +313,7 @@ static void make_dir(const char *dir, const char *rel, mode_t mode, uid_t uid, c
 }
 
 /*
- * Issue 12 item 4: whoever owns a parent of the metrics directory swaps the
+ * Whoever owns a parent of the metrics directory swaps the
  * directory, or the parent itself, for a symlink to another directory: the
  * writer follows neither and creates nothing there.
  */

@@ -1,5 +1,5 @@
 # Raw bytes from a policy never reach the terminal, and --json is always
-# valid UTF-8 JSON (issue 12). A policy with mode = "\xff\x1b[31mRED\n" made
+# valid UTF-8 JSON. A policy with mode = "\xff\x1b[31mRED\n" made
 # thpguardd -n and thpguardctl status print the raw ESC and newline, and
 # thpguardctl status --json carry a raw 0xff that no strict parser accepts.
 # Text must escape (\xNN) every byte outside printable ASCII; JSON must

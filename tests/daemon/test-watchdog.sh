@@ -1,6 +1,6 @@
 #!/bin/bash
-# The watchdog (issue 3: "sd_event_set_watchdog(..., true) so WatchdogSec=
-# works"). Under WatchdogSec= systemd passes WATCHDOG_USEC; the daemon must
+# The watchdog (sd_event_set_watchdog(..., true), so that WatchdogSec=
+# works). Under WatchdogSec= systemd passes WATCHDOG_USEC; the daemon must
 # then send WATCHDOG=1 from its event loop well within that period, and not
 # far more often than the loop needs (no busy loop). Without WATCHDOG_USEC it
 # sends none: test-notify.sh counts every message of that run.

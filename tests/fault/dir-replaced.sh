@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 12 item 10: a whole knob directory (khugepaged/) renamed away and
+# A whole knob directory (khugepaged/) renamed away and
 # replaced by a new one with other values, on a fake root (real sysfs
 # directories cannot be renamed). The old directory is kept, so its files
 # keep their links: "unlinked?" cannot tell the daemon's open handles are

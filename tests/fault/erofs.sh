@@ -3,7 +3,7 @@
 # private mount namespace (what an unprivileged container sees) gives a real
 # EROFS; the daemon runs inside it while the knobs drift outside.
 #
-# Expected (issue 7): a clear error that says the sysfs is read-only, with
+# Expected: a clear error that says the sysfs is read-only, with
 # errno=30, once per foreign value (not at every recheck); the daemon keeps
 # running and keeps reporting new drifts; in audit mode it works normally
 # (drift lines, no error). Nothing is written; SIGTERM exits 0.

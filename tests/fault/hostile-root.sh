@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 12 item 5: symlinks and special files under --sysfs-root are not
+# Symlinks and special files under --sysfs-root are not
 # followed or opened as root. Whoever can write to a fake root (a fixture
 # tree, a pod's /host/sys that is not what it claims) must not make
 # thpguardd write into an arbitrary file or hang on a FIFO.

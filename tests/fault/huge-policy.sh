@@ -7,7 +7,7 @@
 #                size limit, so it reaches the parser;
 #   sizes-fit    55,000 distinct thp.sizes entries: as many as fit in 1 MiB.
 #
-# Expected (issue 7): refused quickly with a clear error, and bounded memory.
+# Expected: refused quickly with a clear error, and bounded memory.
 # "Quickly" is a correctness bound here, not a benchmark: 30 s on a busy
 # machine for what should take milliseconds; a parser that goes quadratic
 # takes minutes. Memory: the peak RSS of the refusing process (wait4's

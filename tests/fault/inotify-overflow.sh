@@ -6,7 +6,7 @@
 # SIGSTOP, make far more events than its queue holds, leave two knobs
 # drifted, and let it run again.
 #
-# Expected (issue 7): "inotify queue overflowed; rechecking every knob" and a
+# Expected: "inotify queue overflowed; rechecking every knob" and a
 # full recheck that corrects the drift (trigger=recheck: the events that
 # named the knobs were lost). recheck_interval is an hour, so only the
 # overflow handling can have corrected them.

@@ -7,7 +7,7 @@
 # daemon there. max_ptes_none = 1000 then passes validation; the real kernel
 # answers the write with EINVAL.
 #
-# Expected (issue 7): one error line with errno=22 (THPGUARD_ERRNO in the
+# Expected: one error line with errno=22 (THPGUARD_ERRNO in the
 # journal) for the failure, not one per recheck (the daemon retries at each
 # recheck, silently); enabled, drifted too, is corrected all the same, and
 # later drifts on it still are; a different foreign value on the failing knob

@@ -6,7 +6,7 @@
 # would corrupt it, see tests/fixtures/README.md), so the enforce phase uses a
 # policy that matches the tree, and the drift phase runs in audit mode.
 #
-# Expected (issue 7): the state `unsupported` is logged once, not at every
+# Expected: the state `unsupported` is logged once, not at every
 # recheck, and the daemon does not crash; when the file comes back it logs
 # "can be enforced again" and checks it again (metrics say supported and
 # compliant; in audit mode a drifted file is reported). The same for a whole

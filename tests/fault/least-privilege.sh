@@ -1,5 +1,5 @@
 #!/bin/bash
-# Least privilege (issue 7, Security): no code path writes anywhere but the
+# Least privilege: no code path writes anywhere but the
 # managed knobs under the sysfs root and the metrics file.
 #
 # The daemon runs under strace -f (every syscall that takes a path, %file)
@@ -13,7 +13,7 @@
 #   - the metrics file, or its temporary file beside it ($WORK/.m.prom.XXXXXX),
 #     created, renamed over the metrics file, or unlinked on failure.
 # Files are opened relative to directory fds (no symlink is followed below a
-# root, issue 12): strace -y names each fd's path, and a name is checked as
+# root): strace -y names each fd's path, and a name is checked as
 # that path joined with it.
 # Positive controls: the log shows the writes happened (corrections, a
 # metrics file), so the trace is not empty by accident.

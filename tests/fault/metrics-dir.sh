@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 12 item 4: the metrics file's directory, as a running daemon sees it.
+# The metrics file's directory, as a running daemon sees it.
 # Whoever owns a parent of the metrics path (here nobody, as the prometheus
 # user owns /var/lib/prometheus on Debian) must not steer the root daemon's
 # write into another directory, nor have it write into a directory they

@@ -5,10 +5,10 @@
 # socket left by one) is out of its sight and nothing on the host is moved
 # or stopped. Two cases:
 #   - no socket at all (sd_journal_send() would return 0: the entry silently
-#     lost, see MACHINE-FACTS.md);
+#     lost);
 #   - a stale socket file with no journald behind it (sendmsg: ECONNREFUSED).
 #
-# Expected (issue 7): every event comes out as a logfmt line on stderr and
+# Expected: every event comes out as a logfmt line on stderr and
 # none is lost: the startup line, each correction (startup, every inotify
 # drift, reload), the reload, a rejected policy, and the exit line.
 set -euo pipefail

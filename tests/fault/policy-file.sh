@@ -4,7 +4,7 @@
 # truncated to 0 bytes. Each change raises events on the policy's directory,
 # which the daemon watches; reloads are debounced (100 ms).
 #
-# Expected (issue 7), for each: exactly one "policy rejected" error (not one
+# Expected, for each: exactly one "policy rejected" error (not one
 # per recheck), the last good policy still enforced (a drift on the real
 # sysfs is corrected), and putting a good file back reloads it.
 set -euo pipefail
@@ -65,8 +65,7 @@ fault directory 'thpguard.conf: not a regular file' \
         'rm "$P"; mkdir "$P"' 'rmdir "$P"; write_policy "$GOOD"'
 fault invalid-syntax 'thpguard.conf:2: syntax error' \
         'printf "recheck_interval = 1;\nthp = { enabled = madvise; };\n" >"$P"' 'write_policy "$GOOD"'
-# Last, as it fails until the daemon refuses an empty file (see the report of
-# issue 7): an empty policy is valid syntax that manages nothing, and taking it
+# Last: an empty policy is valid syntax that manages nothing, and taking it
 # would silently stop enforcement.
 fault truncated 'thpguard.conf: .*(empty|no knob)' \
         ': >"$P"' 'write_policy "$GOOD"'

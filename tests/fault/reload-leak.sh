@@ -3,7 +3,7 @@
 # frees the string token it discards on a syntax error (upstream #142), so a
 # policy whose error follows a long string literal leaked that string at each
 # reload attempt: one 900 KB literal line, 100 SIGHUPs, RSS 7.4 MB -> 95 MB,
-# until the pod's memory limit restarts it into a refusal (issue 12, item 1).
+# until the pod's memory limit restarts it into a refusal.
 #
 # Expected: across 1,000 failed reloads of any policy up to the 1 MiB cap,
 # the daemon's RSS stays within 1 MiB of its value before them. Two

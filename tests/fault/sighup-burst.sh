@@ -3,7 +3,7 @@
 # daemon schedules a reload "now unless one is already due", so a burst
 # costs a handful of reloads.
 #
-# Expected (issue 7): bounded reload work (far fewer reloads than signals,
+# Expected: bounded reload work (far fewer reloads than signals,
 # and little CPU), the daemon still correct afterwards: the policy in force
 # is the last one written, drift is corrected, SIGTERM exits 0.
 set -euo pipefail

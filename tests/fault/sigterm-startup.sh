@@ -5,7 +5,7 @@
 # in there: its signal handlers are set up (SigBlk has SIGTERM), nothing is
 # written yet and it has not logged "started".
 #
-# Expected (issue 7): a clean exit: status 0, the "received Terminated" line,
+# Expected: a clean exit: status 0, the "received Terminated" line,
 # no knob left half-written (each knob reads a valid value: the apply of the
 # knob in flight completes; the daemon stops at its loop).
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/bin/bash
-# valgrind memcheck of the daemon (issue 7, Memory): startup, 1,000
+# valgrind memcheck of the daemon: startup, 1,000
 # corrections, 100 reloads alternating valid and invalid (plus 10 by SIGHUP),
 # a switch to audit mode and back, and SIGTERM, on the real sysfs.
 #

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Fault: the daemon cannot watch a knob directory, or loses the events that
-# said a file was replaced. Issue 3: "When a directory vanishes or a watch
-# fails: log it, keep rechecking, and re-add the watch when possible."
+# said a file was replaced. When a directory vanishes or a watch fails, the
+# daemon logs it, keeps rechecking, and re-adds the watch when it can.
 #
 # The daemon keeps each knob file open and, while every directory is
 # watched, relies on IN_CREATE/IN_DELETE to learn that a file was replaced

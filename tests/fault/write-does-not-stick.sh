@@ -7,7 +7,7 @@
 # on tmpfs: a regular file, where a bare-word pwrite at offset 0 leaves the
 # bracketed word as it was, so every write "does not stick".
 #
-# Expected (issue 7: "no retry storm"; "never spin"): one error line, and no
+# Expected (no retry storm, never a spin): one error line, and no
 # loop on its own events: every write that went through counts towards the
 # writer-fight detector, so after fight_threshold (5) attempts the knob is
 # left alone and tried once per backoff window (capped at the 1 s recheck

@@ -1,5 +1,5 @@
 #!/bin/bash
-# StrictModes on the whole path (issue 12). Before, only the policy file was
+# StrictModes on the whole path. Before, only the policy file was
 # checked: with its directory at mode 0777, a non-root user replaced the
 # policy by a symlink to another root-owned file, and the daemon reloaded
 # and enforced that. Now every directory from / down to the file, and along

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The proof (issue 4): the .deb installed in a minimal Debian tree that
+# The proof: the .deb installed in a minimal Debian tree that
 # boots under systemd-nspawn with systemd as PID 1, enforcing this host's
 # real THP knobs through a bind mount of /sys/kernel/mm/transparent_hugepage.
 #

@@ -1,7 +1,7 @@
 #!/bin/bash
-# Every seed profile is a valid policy (thpguardd -n, also against this
+# Every shipped profile is a valid policy (thpguardd -n, also against this
 # kernel), begins with a header saying whom it is for and why, and sets
-# what issue 4 says it sets. The package installs them all.
+# what thpguard.conf(5) says it sets. The package installs them all.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 

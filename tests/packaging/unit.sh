@@ -2,7 +2,7 @@
 # The unit as this build installs it: `systemd-analyze verify` prints
 # nothing on stderr (it exits 0 even on unknown keys, so stderr is what
 # counts), `systemd-analyze security --offline=true` scores it <= 1.0, and
-# the lines issue 4 asks for are there.
+# the lines checked below are there.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 pkg_need systemd-analyze:systemd

@@ -25,7 +25,7 @@ static void test_printable(void **state) {
         assert_string_equal(buf, "\\x7f");
         assert_false(escape_printable(LIT("x"), buf, 0));
 
-        /* The policy value of issue 12: no ESC, no newline, no byte above 0x7e left. */
+        /* The hostile policy value: no ESC, no newline, no byte above 0x7e left. */
         assert_string_equal(escape_str("\xff\x1b[31mRED\n", big, sizeof(big)), "\\xff\\x1b[31mRED\\x0a");
         assert_string_equal(escape_str("", big, sizeof(big)), "");
 }

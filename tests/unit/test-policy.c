@@ -453,7 +453,7 @@ static void expect_loaded(const char *path) {
 #define WRITABLE(mode) "is mode " mode ": group or others can replace the policy; refusing it"
 
 /*
- * StrictModes on the whole path (issue 12): every directory a name is
+ * StrictModes on the whole path: every directory a name is
  * looked up in, from / down and along each symlink, is root-owned and not
  * writable by group or others; sticky does not help. Root only: as another
  * user these are warnings (tests/integration/policy-permissions.sh).

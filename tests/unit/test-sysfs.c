@@ -2,7 +2,7 @@
 /*
  * sysfs.c on a fixture tree in a temporary directory: a knob handle whose
  * file, or whose whole directory, was renamed away and replaced is stale
- * (issue 12 item 10), and symlinks and special files below the root are
+ *, and symlinks and special files below the root are
  * refused on every path that opens a knob (item 5).
  */
 #include <errno.h>
