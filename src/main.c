@@ -221,20 +221,32 @@ static int run_check_config(const Args *a) {
         return EXIT_SUCCESS;
 }
 
-static int run_verify(const Args *a) {
+/* --verify and --once: the policy (its diagnostics printed) and the sysfs root, or an error said. */
+static int open_policy_and_sysfs(const Args *a, Policy **ret_policy, Sysfs **ret_sysfs,
+                                 uint64_t *ret_ptes_max) {
         _cleanup_diag_ Diag diag = {};
         _cleanup_policy_ Policy *p = NULL;
-        _cleanup_sysfs_ Sysfs *s = NULL;
-        _cleanup_free_ KnobStatus *statuses = NULL;
-        bool drift = false, error = false;
-        uint64_t ptes_max;
         int r;
 
         r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
         diag_print(&diag, stderr);
         if (r < 0)
-                return EXIT_ERROR;
-        if (open_sysfs(a->sysfs_root, &s, &ptes_max) < 0)
+                return r;
+        r = open_sysfs(a->sysfs_root, ret_sysfs, ret_ptes_max);
+        if (r < 0)
+                return r;
+        *ret_policy = TAKE_PTR(p);
+        return 0;
+}
+
+static int run_verify(const Args *a) {
+        _cleanup_policy_ Policy *p = NULL;
+        _cleanup_sysfs_ Sysfs *s = NULL;
+        _cleanup_free_ KnobStatus *statuses = NULL;
+        bool drift = false, error = false;
+        uint64_t ptes_max;
+
+        if (open_policy_and_sysfs(a, &p, &s, &ptes_max) < 0)
                 return EXIT_ERROR;
 
         statuses = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*statuses));
@@ -255,18 +267,12 @@ static int run_verify(const Args *a) {
 }
 
 static int run_once(const Args *a) {
-        _cleanup_diag_ Diag diag = {};
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_sysfs_ Sysfs *s = NULL;
         bool compliant = true, error = false;
         uint64_t ptes_max;
-        int r;
 
-        r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
-        diag_print(&diag, stderr);
-        if (r < 0)
-                return EXIT_ERROR;
-        if (open_sysfs(a->sysfs_root, &s, &ptes_max) < 0)
+        if (open_policy_and_sysfs(a, &p, &s, &ptes_max) < 0)
                 return EXIT_ERROR;
 
         for (size_t i = 0; i < p->n_knobs; i++) {
