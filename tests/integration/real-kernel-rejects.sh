@@ -9,10 +9,9 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 unshare -m --propagation private true 2>/dev/null || skip "cannot make a private mount namespace here (needs CAP_SYS_ADMIN)"
-it_real_sysfs_begin
+real_sysfs_begin
 for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
         [ -f "$THP/$k" ] || skip "this kernel has no $k"
 done
@@ -29,7 +28,7 @@ before=$(thp_get khugepaged/max_ptes_none)
 
 # max_ptes_none first, so a failure there must not stop enabled after it.
 P=$TMP/policy.conf
-policy "$P" <<'CONF'
+write_policy "$P" <<'CONF'
 thp = {
   khugepaged = {
     max_ptes_none = 1000;
