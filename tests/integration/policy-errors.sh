@@ -1,5 +1,5 @@
 #!/bin/bash
-# Policy errors end to end, from the binary (tests/unit/test-policy.c covers
+# Policy errors end to end, from the binary (tests/unit/policy.c covers
 # each class in detail): every error names file:line (or file: for file-level
 # problems), all errors of a file come out in one run, and the exit codes are
 # -n 1, --verify 2, --once 2. Every bad policy here also asks for a value that

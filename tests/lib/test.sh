@@ -33,8 +33,8 @@ on_exit_last() {
 # The cleanups run with TEST_RC, the status the test exits with: a cleanup
 # that finds a failure (something left behind) sets it to 1.
 test_exit() {
-        local h
         TEST_RC=$?
+        local h
         for h in "${TEST_EXIT_HOOKS[@]}"; do
                 eval "$h" || echo "WARNING: cleanup failed: $h" >&2
         done

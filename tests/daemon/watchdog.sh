@@ -3,7 +3,7 @@
 # works"). Under WatchdogSec= systemd passes WATCHDOG_USEC; the daemon must
 # then send WATCHDOG=1 from its event loop well within that period, and not
 # far more often than the loop needs (no busy loop). Without WATCHDOG_USEC it
-# sends none: test-notify.sh counts every message of that run.
+# sends none: notify.sh counts every message of that run.
 set -euo pipefail
 source "$SRCDIR/tests/lib/real-sysfs.sh"
 real_sysfs_begin
