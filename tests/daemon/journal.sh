@@ -7,7 +7,7 @@ real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
 JOURNALD=/lib/systemd/systemd-journald
 command -v journalctl >/dev/null && [ -x $JOURNALD ] || skip "systemd-journald is not installed"
-command -v python3 >/dev/null || skip "python3 is needed to read journalctl's JSON"
+need python3
 
 started_journald=
 stop_journald() {

@@ -7,7 +7,7 @@ set -euo pipefail
 source "$SRCDIR/tests/lib/real-sysfs.sh"
 real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
-command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+need unshare util-linux
 unshare -m -n true 2>/dev/null || skip "cannot create a mount namespace here"
 
 write_through_second_mount() {

@@ -9,7 +9,7 @@
 # (drift lines, no error). Nothing is written; SIGTERM exits 0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-private_ns_ok
+need_mount_ns
 real_sysfs_begin
 
 # in_ro_ns CMD...: CMD sees $THP read-only. It execs, so that $! is the

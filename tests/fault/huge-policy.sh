@@ -84,10 +84,7 @@ refuse_on_reload() {
         mv "$TMP/next.conf" "$POLICY"
         kill -HUP "$DAEMON_PID"
         wait_log "^level=error msg=\"policy rejected, keeping the last good one: $POLICY" $LIMIT
-        for ((i = 0; i < LIMIT * 100; i++)); do
-                [ "$(log_count 'policy rejected')" -gt "$rej0" ] && break
-                sleep 0.01
-        done
+        wait_until "$LIMIT" log_count_ge 'policy rejected' $((rej0 + 1)) || true
         sleep 0.5
         [ "$(log_count 'policy rejected')" = $((rej0 + 1)) ] || fail "$name, reload: $(($(log_count 'policy rejected') - rej0)) rejections, want 1"
         [ "$(log_count 'policy reloaded')" = "$rel0" ] || fail "$name, reload: the huge policy was loaded"
@@ -97,11 +94,7 @@ refuse_on_reload() {
         echo "$name, reload: rejected once; daemon VmHWM $hwm kB"
         [ "$hwm" -lt $RSS_MAX_KB ] || fail "$name, reload: daemon peak RSS $hwm kB, want < $RSS_MAX_KB"
         write_policy "$POLICY" "$GOOD"
-        for ((i = 0; i < 500; i++)); do
-                [ "$(log_count 'policy reloaded')" -gt "$rel0" ] && return 0
-                sleep 0.01
-        done
-        fail "$name: the good policy put back was not reloaded"
+        wait_until 5 log_count_ge 'policy reloaded' $((rel0 + 1)) || fail "$name: the good policy put back was not reloaded"
 }
 
 thp_set enabled always

@@ -14,7 +14,7 @@
 # is reported once more; SIGTERM exits 0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-private_ns_ok
+need_mount_ns
 real_sysfs_begin
 for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
         [ -f "$THP/$k" ] || skip "this kernel has no $k"

@@ -34,18 +34,13 @@ write_policy "$POLICY" 'recheck_interval = 1; fight_threshold = 0;
 thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = true; }; };'
 
 # LeakSanitizer cannot run under ptrace; the rest of ASan can.
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+# strace forks the daemon: DAEMON_PID is strace's until the daemon's is known.
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 daemon_start_cmd \
         strace -f -qq -y -s 4096 -o "$TMP/strace.log" -e trace=%file \
-        "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M" 9>&- 2>"$TMP/daemon.log" &
-STRACE_PID=$!
+        "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M"
+STRACE_PID=$DAEMON_PID
 on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
-for _ in $(seq 1000); do
-        grep -q 'msg="started' "$TMP/daemon.log" 2>/dev/null && break
-        kill -0 $STRACE_PID 2>/dev/null || break
-        sleep 0.01
-done
 DAEMON_PID=$(pgrep -P $STRACE_PID -x thpguardd) || { cat "$TMP/daemon.log"; fail "thpguardd did not start under strace"; }
-wait_log 'msg="started' 10
 
 thp_wait_for enabled madvise 10 || fail "startup did not correct"
 # inotify-visible drift.

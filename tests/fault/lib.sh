@@ -13,13 +13,6 @@
 # The metrics file the tests give thpguardd (--metrics-file "$M").
 M=$TMP/m.prom
 
-# private_ns_ok: skips when no private mount namespace can be made.
-private_ns_ok() {
-        need unshare util-linux
-        unshare -m --propagation private true 2>/dev/null ||
-                skip "cannot make a private mount namespace here (needs CAP_SYS_ADMIN)"
-}
-
 # fixture_on_tmpfs: a private copy of the 6.18 fixture tree on tmpfs as
 # $ROOT (removed at exit), $T its THP directory; skips where /dev/shm is not
 # a tmpfs.

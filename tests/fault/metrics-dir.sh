@@ -35,13 +35,10 @@ as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$1"; }
 # drift_corrected N: a drift of use_zero_page is corrected: N corrections
 # since startup, by inotify or, should the queue overflow on a busy machine,
 # by the recheck.
-corrections() { log_count 'msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)\)"'; }
+CORRECTED='msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)\)"'
 drift_corrected() {
         echo 1 >"$T/use_zero_page"
-        for ((i = 0; i < 500; i++)); do
-                [ "$(corrections)" -ge "$1" ] && return 0
-                sleep 0.01
-        done
+        wait_until 5 log_count_ge "$CORRECTED" "$1" && return 0
         cat "$TMP/daemon.log" >&2
         fail "drift $1 of use_zero_page was not corrected"
 }
@@ -65,7 +62,7 @@ refused_once() {
 # 1. Debian's layout is accepted.
 daemon_start_cmd "$THPGUARDD" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console \
         --metrics-file "$M"
-for ((i = 0; i < 500; i++)); do [ -s "$M" ] && break; sleep 0.01; done
+wait_until 5 test -s "$M" || true
 grep -q '^thpguard_up 1$' "$M" || fail "no metrics file in a root-owned 0755 directory: $(ls -la "$P/metrics")"
 [ "$(log_count 'cannot write the metrics file')" = 0 ] || fail "a safe directory was refused"
 
@@ -94,7 +91,7 @@ drift_corrected 3
 # Safe again, with a symlink left at the file's name: replaced, not followed.
 ln -s "$ELSEWHERE/thpguard.prom" "$M"
 chmod 0755 "$P/metrics"
-for ((i = 0; i < 300; i++)); do [ -f "$M" ] && [ ! -L "$M" ] && break; sleep 0.01; done
+wait_until 3 eval '[ -f "$M" ] && [ ! -L "$M" ]' || true
 [ -f "$M" ] && [ ! -L "$M" ] || fail "the symlink at $M was not replaced: $(ls -l "$M")"
 [ "$(stat -c %u "$M")" = 0 ] || fail "$M is not root's"
 kill -0 "$DAEMON_PID" || fail "the daemon died"

@@ -13,7 +13,7 @@
 # drift, reload), the reload, a rejected policy, and the exit line.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-private_ns_ok
+need_mount_ns
 real_sysfs_begin
 
 # in_ns_without_journal stale|none CMD...: execs CMD (call it in a subshell).
@@ -48,10 +48,7 @@ thp = { enabled = "madvise"; };'
                 # The next drift only once the daemon is done with this one (its
                 # line is written after the read-back): a write racing that
                 # read-back would be a "did not stick", not another drift.
-                for ((t = 0; t < 500; t++)); do
-                        [ "$(log_count 'corrected enabled: .* \(inotify\)')" -ge "$i" ] && break
-                        sleep 0.01
-                done
+                wait_until 5 log_count_ge 'corrected enabled: .* \(inotify\)' "$i" || true
         done
         # A valid reload that changes the value, then an invalid one.
         write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;

@@ -46,10 +46,7 @@ fault() {
         eval "$restore_cmd"
         kill -CONT "$DAEMON_PID"
         wait_log "policy reloaded.*" 10
-        for ((i = 0; i < 500; i++)); do
-                [ "$(log_count 'policy reloaded')" -gt "$rel0" ] && break
-                sleep 0.01
-        done
+        wait_until 5 log_count_ge 'policy reloaded' $((rel0 + 1)) || true
         [ "$(log_count 'policy reloaded')" = $((rel0 + 1)) ] ||
                 fail "$name: restoring a good file: $(($(log_count 'policy reloaded') - rel0)) reloads, want 1"
         [ "$(log_count 'policy rejected')" = $((rej0 + 1)) ] || fail "$name: restoring the file was rejected"

@@ -57,6 +57,7 @@ echo "$CORRECTIONS drifts in $((SECONDS - t0)) s: $n corrections"
 # tenth is followed by a SIGHUP that reloads the same file again.
 t0=$SECONDS
 done_reloads() { echo $(($(log_count 'msg="policy reloaded') + $(log_count 'msg="policy rejected'))); }
+reloads_done_ge() { [ "$(done_reloads)" -ge "$1" ]; }
 base=$(done_reloads)
 expected=$base
 for ((i = 1; i <= RELOADS; i++)); do
@@ -66,13 +67,11 @@ for ((i = 1; i <= RELOADS; i++)); do
                 policy enforce madvise
         fi
         expected=$((expected + 1))
-        for ((w = 0; w < 3000; w++)); do [ "$(done_reloads)" -ge $expected ] && break; sleep 0.01; done
-        [ "$(done_reloads)" -ge $expected ] || fail "reload $i was not done"
+        wait_until 30 reloads_done_ge $expected || fail "reload $i was not done"
         if ((i % 10 == 0)); then
                 kill -HUP "$DAEMON_PID"
                 expected=$((expected + 1))
-                for ((w = 0; w < 3000; w++)); do [ "$(done_reloads)" -ge $expected ] && break; sleep 0.01; done
-                [ "$(done_reloads)" -ge $expected ] || fail "SIGHUP reload after $i was not done"
+                wait_until 30 reloads_done_ge $expected || fail "SIGHUP reload after $i was not done"
         fi
 done
 echo "$((expected - base)) reloads in $((SECONDS - t0)) s: $(log_count 'msg="policy rejected') rejected"
@@ -91,7 +90,7 @@ thp_wait_for enabled madvise 30 || fail "back in enforce mode, the drift was not
 # SIGTERM: valgrind exits with the daemon's status, or 99 on an error or leak.
 kill -TERM "$DAEMON_PID"
 rc=0
-for ((w = 0; w < 12000; w++)); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.01; done
+wait_until 120 eval '! kill -0 "$DAEMON_PID" 2>/dev/null' || true
 wait "$DAEMON_PID" || rc=$?
 DAEMON_PID=
 echo "---- valgrind summary"

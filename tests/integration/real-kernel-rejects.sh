@@ -9,8 +9,7 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
-unshare -m --propagation private true 2>/dev/null || skip "cannot make a private mount namespace here (needs CAP_SYS_ADMIN)"
+need_mount_ns
 real_sysfs_begin
 for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
         [ -f "$THP/$k" ] || skip "this kernel has no $k"

@@ -69,6 +69,11 @@ log_count() {
         grep -Ec -- "$1" "$TMP/daemon.log" || true
 }
 
+# log_count_ge REGEX N: at least N lines of the daemon's log match the extended regex.
+log_count_ge() {
+        [ "$(log_count "$1")" -ge "$2" ]
+}
+
 # notify_listen_start SOCKET OUT: runs tests/helpers/notify-listen on
 # SOCKET in the background, its messages in OUT, stopped at exit; waits
 # for the socket.

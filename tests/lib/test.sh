@@ -80,6 +80,13 @@ need() {
                 skip "$1 is not installed (Debian package ${2:-$1}; packaging/install-deps test installs it)"
 }
 
+# need_mount_ns: skips unless a private mount namespace can be made (unshare, CAP_SYS_ADMIN).
+need_mount_ns() {
+        need unshare util-linux
+        unshare -m --propagation private true 2>/dev/null ||
+                skip "cannot make a private mount namespace here (needs CAP_SYS_ADMIN)"
+}
+
 # Debian's interpreter, whatever python3 comes first in PATH: the modules the
 # tests import are Debian packages (python3-yaml, python3-prometheus-client).
 PY=/usr/bin/python3
@@ -175,12 +182,12 @@ re() {
 # SECONDS (whole seconds: a correctness bound, not a timing) it says what it
 # waited for and returns 1.
 wait_until() {
-        local limit=$1 i
+        local wait_limit=$1 wait_i
         shift
-        for ((i = 0; i < limit * 100; i++)); do
+        for ((wait_i = 0; wait_i < wait_limit * 100; wait_i++)); do
                 "$@" && return 0
                 sleep 0.01
         done
-        echo "gave up after $limit s waiting for: $*" >&2
+        echo "gave up after $wait_limit s waiting for: $*" >&2
         return 1
 }
