@@ -12,6 +12,8 @@
 
 # shellcheck source=../lib/test.sh
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/test.sh"
+# shellcheck source=../lib/debian.sh
+. "$SRCDIR/tests/lib/debian.sh"
 : "${BUILDDIR:?BUILDDIR is not set: run this test through ctest}"
 PKG_WORK=$BUILDDIR/packaging-tests
 mkdir -p "$PKG_WORK"
@@ -54,19 +56,6 @@ pkg_build() {
         echo "$f"
 }
 
-# The Debian mirror the host's apt uses (debootstrap must reach the same
-# archive); THPGUARD_DEBIAN_MIRROR overrides it.
-pkg_mirror() {
-        local m=${THPGUARD_DEBIAN_MIRROR:-}
-        if [ -z "$m" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
-                m=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-        fi
-        if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
-                m=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ { print $2; exit }' /etc/apt/sources.list)
-        fi
-        echo "${m:-http://deb.debian.org/debian}"
-}
-
 # A minimal bookworm tree with systemd and everything DEB depends on,
 # made by debootstrap once and cached. Prints the cached tree's path: copy
 # it (pkg_tree_copy) before changing anything in it.
@@ -81,7 +70,7 @@ pkg_tree() {
         exec 7>"$PKG_WORK/debootstrap.lock"
         flock 7
         if [ ! -x "$cache/lib/systemd/systemd" ]; then
-                mirror=$(pkg_mirror)
+                mirror=$(debian_mirror)
                 log=$PKG_WORK/debootstrap-$key.log
                 echo "debootstrap --variant=minbase --include=$includes bookworm ($mirror); about a minute, once" >&2
                 pkg_tree_remove "$cache.tmp"
