@@ -14,17 +14,8 @@
 # is reported once more; SIGTERM exits 0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need_mount_ns
 real_sysfs_begin
-for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
-        [ -f "$THP/$k" ] || skip "this kernel has no $k"
-done
-REAL_PMD=$(cat "$THP/hpage_pmd_size")
-PAGE=$(getconf PAGESIZE)
-[ $((REAL_PMD / PAGE - 1)) -lt 1000 ] || skip "this kernel accepts max_ptes_none = 1000; nothing would be rejected"
-FAKE_PMD=4194304
-[ $((FAKE_PMD / PAGE - 1)) -ge 1000 ] || FAKE_PMD=$(((1000 + 1) * PAGE))
-echo "$FAKE_PMD" >"$TMP/hpage_pmd_size"
+fake_pmd_begin
 
 thp_set enabled always
 before=$(thp_get khugepaged/max_ptes_none)
@@ -39,13 +30,7 @@ thp = {
 
 # The daemon runs in the namespace with the fake hpage_pmd_size: unshare and
 # bash exec, so $DAEMON_PID is thpguardd's.
-# shellcheck disable=SC2016 # expanded by the inner bash
-daemon_start_cmd unshare -m --propagation private bash -c '
-        mount --bind "$1" "$2/hpage_pmd_size" || exit 99
-        [ "$(cat "$2/hpage_pmd_size")" = "$3" ] || { echo "fake hpage_pmd_size not in place" >&2; exit 99; }
-        shift 3
-        exec "$@"' _ "$TMP/hpage_pmd_size" "$THP" "$FAKE_PMD" \
-        "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M"
+daemon_start_cmd "${FAKE_PMD_NS[@]}" "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M"
 
 # The knob after the failing one is corrected at startup.
 thp_wait_for enabled madvise 5 || fail "enabled was not corrected: the rejected knob stopped the others"

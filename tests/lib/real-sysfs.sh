@@ -90,3 +90,31 @@ thp_wait_for() {
         echo "timeout: $1 reads '$(thp_get "$1")', wanted '$2' (after ${3:-1} s)" >&2
         return 1
 }
+
+# fake_pmd_begin: for a khugepaged/max_ptes_none of 1000 that thpguardd's
+# validation passes and the kernel rejects (EINVAL). thpguardd bounds
+# max_ptes_* by hpage_pmd_size / page size - 1; a fake hpage_pmd_size,
+# bind-mounted in a private mount namespace, lifts that bound. Skips where
+# that cannot be done or the kernel would accept 1000. Sets REAL_PMD,
+# PMD_BOUND (the real bound), FAKE_PMD and FAKE_PMD_NS, a command prefix
+# that execs its command in that namespace (exit 99 if the mount fails).
+fake_pmd_begin() {
+        local k page
+        need_mount_ns
+        for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
+                [ -f "$THP/$k" ] || skip "this kernel has no $k"
+        done
+        REAL_PMD=$(cat "$THP/hpage_pmd_size")
+        page=$(getconf PAGESIZE)
+        PMD_BOUND=$((REAL_PMD / page - 1))
+        [ "$PMD_BOUND" -lt 1000 ] || skip "this kernel accepts max_ptes_none up to $PMD_BOUND; 1000 would not be rejected"
+        FAKE_PMD=$((REAL_PMD * 2))
+        [ $((FAKE_PMD / page - 1)) -ge 1000 ] || FAKE_PMD=$(((1000 + 1) * page))
+        echo "$FAKE_PMD" >"$TMP/hpage_pmd_size"
+        # shellcheck disable=SC2016 # expanded by the inner bash
+        FAKE_PMD_NS=(unshare -m --propagation private bash -c '
+                mount --bind "$1" "$2/hpage_pmd_size" || exit 99
+                [ "$(cat "$2/hpage_pmd_size")" = "$3" ] || { echo "fake hpage_pmd_size not in place" >&2; exit 99; }
+                shift 3
+                exec "$@" 9>&-' _ "$TMP/hpage_pmd_size" "$THP" "$FAKE_PMD")
+}
