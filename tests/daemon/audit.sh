@@ -1,9 +1,8 @@
 #!/bin/bash
 # Audit mode, from the policy or --audit, detects and logs drift and never writes.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 for how in policy flag; do
         thp_set enabled always

@@ -3,9 +3,8 @@
 # corrects the knob at once (restarting the war) nor loses the summary
 # that is logged when the fight ends.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled madvise
 write_policy "$POLICY" 'recheck_interval = 4; fight_threshold = 3; fight_window = 10;

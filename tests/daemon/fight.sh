@@ -3,9 +3,8 @@
 # one warning naming the knob and the other writer's value, backs off instead
 # of spinning, and logs a summary when the fight ends.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled madvise
 write_policy "$POLICY" 'recheck_interval = 4; fight_threshold = 5; fight_window = 10;

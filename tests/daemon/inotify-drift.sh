@@ -2,9 +2,8 @@
 # A foreign user-space write is put back through the inotify path; SIGTERM
 # exits 0 and leaves the knobs as they are (no rollback).
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled always
 thp_set khugepaged/defrag 1

@@ -2,9 +2,8 @@
 # The audit trail in a real journald: a real drift on the real sysfs, read
 # back with journalctl -o json, every field of the contract asserted.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 JOURNALD=/lib/systemd/systemd-journald
 command -v journalctl >/dev/null && [ -x $JOURNALD ] || skip "systemd-journald is not installed"
 need python3

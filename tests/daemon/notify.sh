@@ -2,9 +2,8 @@
 # The sd_notify sequence: READY=1 with STATUS after the startup apply,
 # RELOADING=1 with MONOTONIC_USEC then READY=1 on reload, STOPPING=1 on exit.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled always
 thp_set khugepaged/defrag 1

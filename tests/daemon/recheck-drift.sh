@@ -4,9 +4,8 @@
 # watch (sysfs has one superblock per network namespace: it is a
 # different superblock); only the periodic recheck catches it.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 need unshare util-linux
 unshare -m -n true 2>/dev/null || skip "cannot create a mount namespace here"
 

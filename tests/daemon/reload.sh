@@ -2,9 +2,8 @@
 # Reload by SIGHUP (valid and invalid policy), by editing the file in place,
 # and by a Kubernetes ConfigMap-style ..data symlink swap.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled madvise
 write_policy "$POLICY" 'recheck_interval = 3600;

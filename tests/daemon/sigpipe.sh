@@ -3,9 +3,8 @@
 # reader has gone (`thpguardd --log-target=console 2>&1 | head -c 10`), a
 # write fails with EPIPE instead of killing the daemon with SIGPIPE.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled always
 write_policy "$POLICY" 'recheck_interval = 3600;

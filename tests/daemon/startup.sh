@@ -2,9 +2,8 @@
 # Startup failures: an invalid policy exits 1 with file:line errors and
 # writes nothing; a bad --sysfs-root exits 1 with one clear line.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled always
 write_policy "$POLICY" 'thp = {

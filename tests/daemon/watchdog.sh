@@ -5,9 +5,8 @@
 # far more often than the loop needs (no busy loop). Without WATCHDOG_USEC it
 # sends none: notify.sh counts every message of that run.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 PERIOD_USEC=400000
 RUN_SECONDS=4

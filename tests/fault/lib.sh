@@ -3,10 +3,8 @@
 # test.sh, real-sysfs.sh, daemon.sh, metrics.sh). Source after
 # `set -euo pipefail`; a test on the real sysfs then calls real_sysfs_begin.
 
-# shellcheck source=../lib/real-sysfs.sh
-. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
 # shellcheck source=../lib/daemon.sh
-. "$SRCDIR/tests/lib/daemon.sh"
+. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/daemon.sh"
 # shellcheck source=../lib/metrics.sh
 . "$SRCDIR/tests/lib/metrics.sh"
 

@@ -1,11 +1,11 @@
 # shellcheck shell=bash
-# Helpers for tests that run thpguardd in the background. A test that
-# writes the real sysfs sources real-sysfs.sh and calls real_sysfs_begin
-# (in any order: the knobs are put back after the daemon is stopped). The
+# Helpers for tests that run thpguardd in the background (this brings
+# test.sh, real-sysfs.sh and policy.sh). A test on the real sysfs calls
+# real_sysfs_begin: the knobs are put back after the daemon is stopped. The
 # policy is $POLICY; the daemon's stderr goes to $TMP/daemon.log.
 
-# shellcheck source=test.sh
-. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/test.sh"
+# shellcheck source=real-sysfs.sh
+. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
 # shellcheck source=policy.sh
 . "$SRCDIR/tests/lib/policy.sh"
 

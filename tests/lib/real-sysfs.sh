@@ -11,6 +11,9 @@
 # tree, a developer's shell). Start background processes with 9>&- so they
 # do not inherit the lock.
 
+[ -z "${THPGUARD_REAL_SYSFS_SH:-}" ] || return 0
+THPGUARD_REAL_SYSFS_SH=1
+
 # shellcheck source=test.sh
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/test.sh"
 

@@ -3,12 +3,10 @@
 # test.sh, real-sysfs.sh, policy.sh, metrics.sh, daemon.sh). Source after
 # `set -euo pipefail`.
 
-# shellcheck source=../lib/real-sysfs.sh
-. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
+# shellcheck source=../lib/daemon.sh
+. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/daemon.sh"
 # shellcheck source=../lib/metrics.sh
 . "$SRCDIR/tests/lib/metrics.sh"
-# shellcheck source=../lib/daemon.sh
-. "$SRCDIR/tests/lib/daemon.sh"
 
 MON=$SRCDIR/packaging/monitoring
 MT=$SRCDIR/tests/monitoring
