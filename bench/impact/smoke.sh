@@ -9,11 +9,10 @@ set -euo pipefail
 # shellcheck source=../../tests/lib/real-sysfs.sh
 . "$SRCDIR/tests/lib/real-sysfs.sh"
 
-command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
-        skip "redis-server or redis-benchmark is not installed (apt-get install redis-server)"
+need redis-server
+need redis-benchmark redis-tools
 real_sysfs_begin # the lock on fd 9, which the benchmark is told to use
-OUT=$(mktemp -d /tmp/thpguard-impact-smoke.XXXXXX)
-trap 'real_sysfs_restore; rm -rf "$OUT"' EXIT
+OUT=$TMP
 
 # Values no run of the benchmark sets, so that "restored" means restored.
 thp_set enabled never

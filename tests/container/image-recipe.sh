@@ -9,7 +9,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 python_with yaml python3-yaml
-fleet_init
 
 "$PY" - "$SRCDIR" <<'PYEOF' || fail "the Containerfile and build-image differ (above)"
 import json, re, sys

@@ -13,11 +13,10 @@
 # Needs podman (not runc: nothing runs); skips without it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-command -v podman >/dev/null || skip "podman is not installed (apt-get install podman)"
-command -v readelf >/dev/null || skip "readelf is not installed (apt-get install binutils)"
-command -v dpkg-buildflags >/dev/null || skip "dpkg-buildflags is not installed (apt-get install dpkg-dev)"
+need podman
+need readelf binutils
+need dpkg-buildflags dpkg-dev
 python_with yaml python3-yaml
-fleet_init
 
 ID=$$-$RANDOM
 IMAGE=localhost/thpguard-ctest-image:$ID

@@ -5,9 +5,8 @@
 # The check must also catch breakage: a few mutated copies must fail it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-command -v yamllint >/dev/null || skip "yamllint is not installed (apt-get install yamllint)"
+need yamllint
 python_with yaml python3-yaml
-fleet_init
 
 K8S=$SRCDIR/packaging/kubernetes
 yamllint --strict -c "$K8S/.yamllint" "$K8S" || fail "yamllint found problems (above)"

@@ -15,9 +15,9 @@
 #    over it, and nothing is written when neither is set.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/lib/daemon.sh"
 python_with prometheus_client python3-prometheus-client
 : "${INOTIFY_COUNT:?INOTIFY_COUNT is not set: run this test through ctest}"
-fleet_init
 
 ROOT=$TMP/sys
 cp -a "$SRCDIR/tests/fixtures/6.18" "$ROOT"
@@ -41,32 +41,10 @@ thp = {
 EOF
 }
 # No recheck during the burst: only the trailing write can bring the file up to date.
-policy_text 3600 "" | policy_file "$POLICY"
-
-PID=
-stop_daemon() {
-        if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-                kill -TERM "$PID"
-                wait "$PID" 2>/dev/null || true
-        fi
-        PID=
-}
-on_exit stop_daemon
-
-# start_daemon LOG [ARGS...]
-start_daemon() {
-        local log=$1
-        shift
-        "$THPGUARDD" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console "$@" 2>"$log" &
-        PID=$!
-        wait_until 5 grep -q 'msg="started' "$log" || {
-                cat "$log" >&2
-                fail "thpguardd did not start"
-        }
-}
+policy_text 3600 "" | write_policy "$POLICY"
 
 started=$(date +%s)
-start_daemon "$TMP/log" --metrics-file "$M"
+daemon_start --sysfs-root "$ROOT" --metrics-file "$M"
 wait_until 2 test -s "$M" || fail "no metrics file at $M after startup"
 
 # 1. The startup state, every family parsed by the real parser.
@@ -99,7 +77,7 @@ echo "burst: $writes metrics writes in $elapsed_ms ms (bound $max_writes)"
 ls -A "$TMP/metrics" | grep -v '^thpguard\.prom$' && fail "a temporary file was left next to the metrics file"
 
 # The trailing write: within a second the file counts every correction the log shows.
-logged() { grep -c 'msg="corrected khugepaged/defrag: 1 -> 0 (inotify)"' "$TMP/log" || true; }
+logged() { grep -c 'msg="corrected khugepaged/defrag: 1 -> 0 (inotify)"' "$TMP/daemon.log" || true; }
 in_file() { metric "$M" 'thpguard_corrections_total{knob="khugepaged/defrag",trigger="inotify"}'; }
 [ "$(logged)" -ge 30 ] || fail "only $(logged) inotify corrections logged for 40 foreign writes"
 counts_agree() { [ "$(in_file)" = "$(logged)" ]; }
@@ -107,10 +85,10 @@ wait_until 3 counts_agree ||
         fail "the file says $(in_file) inotify corrections, the log $(logged)"
 
 # 3. Reloads, both results, picked up from the policy directory by themselves.
-echo 'recheck_interval = "often";' | policy_file "$POLICY"
+echo 'recheck_interval = "often";' | write_policy "$POLICY"
 wait_until 3 metric_is "$M" 'thpguard_policy_reloads_total{result="failed"}' 1 ||
         fail "a rejected policy is not counted"
-policy_text 2 "" | policy_file "$POLICY"
+policy_text 2 "" | write_policy "$POLICY"
 wait_until 3 metric_is "$M" 'thpguard_policy_reloads_total{result="ok"}' 1 ||
         fail "a good reload is not counted"
 wait_until 3 metric_is "$M" thpguard_recheck_interval_seconds 2 ||
@@ -118,11 +96,11 @@ wait_until 3 metric_is "$M" thpguard_recheck_interval_seconds 2 ||
 
 # 4. Liveness: fresh passes; frozen and old fails; running again passes.
 "$THPGUARDD" --alive --metrics-file "$M" >/dev/null || fail "--alive failed on a running daemon"
-kill -STOP "$PID"
+kill -STOP "$DAEMON_PID"
 touch -d '-60 seconds' "$M"
 rc=0
 "$THPGUARDD" --alive --metrics-file "$M" 2>"$TMP/alive.err" || rc=$?
-kill -CONT "$PID"
+kill -CONT "$DAEMON_PID"
 [ "$rc" -eq 1 ] || fail "--alive exited $rc on a file 60 s old with a 2 s recheck, expected 1"
 grep -q 'stuck' "$TMP/alive.err" || fail "--alive did not say why: $(cat "$TMP/alive.err")"
 wait_until 3 "$THPGUARDD" --alive --metrics-file "$M" >/dev/null 2>&1 ||
@@ -130,10 +108,10 @@ wait_until 3 "$THPGUARDD" --alive --metrics-file "$M" >/dev/null 2>&1 ||
 metrics_check "$M" --all 'thpguard_rechecks_total>=1'
 
 # 5. A clean stop: exit 0, thpguard_up 0, and --alive says the daemon stopped.
-kill -TERM "$PID"
+kill -TERM "$DAEMON_PID"
 rc=0
-wait "$PID" || rc=$?
-PID=
+wait "$DAEMON_PID" || rc=$?
+DAEMON_PID=
 [ "$rc" -eq 0 ] || fail "thpguardd exited $rc on SIGTERM"
 metrics_check "$M" --all 'thpguard_up=0' "thpguard_corrections_total{knob=\"khugepaged/defrag\",trigger=\"inotify\"}=$(logged)"
 rc=0
@@ -142,30 +120,30 @@ rc=0
 
 # 6. Where the file goes: the policy's metrics_file, unless --metrics-file.
 rm -f "$TMP"/metrics/*
-policy_text 1 "metrics_file = \"$TMP/metrics/policy.prom\";" | policy_file "$POLICY"
-start_daemon "$TMP/log2"
+policy_text 1 "metrics_file = \"$TMP/metrics/policy.prom\";" | write_policy "$POLICY"
+daemon_start --sysfs-root "$ROOT"
 wait_until 2 test -s "$TMP/metrics/policy.prom" || fail "the policy's metrics_file was not written"
 metrics_check "$TMP/metrics/policy.prom" --all 'thpguard_up=1'
 "$THPGUARDD" --alive --config "$POLICY" >/dev/null || fail "--alive does not find the policy's metrics_file"
-stop_daemon
+daemon_kill
 rm -f "$TMP"/metrics/*
-start_daemon "$TMP/log3" --metrics-file "$TMP/metrics/flag.prom"
+daemon_start --sysfs-root "$ROOT" --metrics-file "$TMP/metrics/flag.prom"
 wait_until 2 test -s "$TMP/metrics/flag.prom" || fail "--metrics-file was not written"
 sleep 1.2 # a recheck, which writes
-stop_daemon
+daemon_kill
 [ ! -e "$TMP/metrics/policy.prom" ] || fail "the policy's metrics_file was written although --metrics-file overrides it"
 
 # With neither, nothing is written anywhere, rechecks included.
 rm -f "$TMP"/metrics/*
-policy_text 1 "" | policy_file "$POLICY"
+policy_text 1 "" | write_policy "$POLICY"
 # Everything but the fixture and the daemon's log (grep -v finds no line: status 1, hence || true).
-new_files() { find "$TMP" -newer "$POLICY" -type f | grep -v -e "^$TMP/sys/" -e "^$TMP/log4\$" | sort || true; }
+new_files() { find "$TMP" -newer "$POLICY" -type f | grep -v -e "^$TMP/sys/" -e "^$TMP/daemon.log\$" | sort || true; }
 before=$(new_files)
 cd "$TMP/metrics" # a relative name would land here
-start_daemon "$TMP/log4"
+daemon_start --sysfs-root "$ROOT"
 cd /
 sleep 1.2
-stop_daemon
+daemon_kill
 after=$(new_files)
 [ "$before" = "$after" ] || fail "files appeared with no metrics file configured: $after"
 echo "PASS"

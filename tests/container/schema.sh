@@ -15,10 +15,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || skip "kubectl is not installed"
-command -v node >/dev/null || skip "node is not installed (the schema validator is an npm package)"
-command -v npm >/dev/null || skip "npm is not installed (the schema validator is an npm package)"
+need node nodejs
+need npm
 python_with yaml python3-yaml
-fleet_init
 
 K8S=$SRCDIR/packaging/kubernetes
 SCHEMA=$SRCDIR/tests/container/schema

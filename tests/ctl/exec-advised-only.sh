@@ -2,15 +2,14 @@
 # a control run gets huge pages in a plain region; under --thp=advised-only
 # only the MADV_HUGEPAGE region gets them; under --thp=disable none does.
 . "$(dirname "$0")/lib.sh"
-. "$SRCDIR/tests/lib/real-sysfs.sh"
 
 C=$THPGUARDCTL
 
 rc=0
-"$C" exec --thp=advised-only -- true 2>"$TMP/err" || rc=$?
-[ "$rc" = 125 ] && skip "this kernel refuses PR_THP_DISABLE_EXCEPT_ADVISED: $(cat "$TMP/err")"
+"$C" exec --thp=advised-only -- true 2>"$ERR_FILE" || rc=$?
+[ "$rc" = 125 ] && skip "this kernel refuses PR_THP_DISABLE_EXCEPT_ADVISED: $(cat "$ERR_FILE")"
 
-ctl_real_sysfs_begin
+real_sysfs_begin
 thp_set enabled always
 [ -f "$THP/hugepages-2048kB/enabled" ] && thp_set hugepages-2048kB/enabled inherit
 

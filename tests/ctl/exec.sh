@@ -4,16 +4,19 @@
 C=$THPGUARDCTL
 
 # The child reads its own /proc/self/status.
-expect_rc 0 "$C" exec --thp=disable -- grep THP_enabled /proc/self/status
-[ "$(cat "$TMP/out")" = $'THP_enabled:\t0' ] || fail "disable: child reads '$(cat "$TMP/out")'"
+run "$C" exec --thp=disable -- grep THP_enabled /proc/self/status
+expect_rc 0
+[ "$(cat "$OUT_FILE")" = $'THP_enabled:\t0' ] || fail "disable: child reads '$(cat "$OUT_FILE")'"
 
-expect_rc 7 "$C" exec --thp=disable -- "$THP_HELPER" probe 7
-grep -qx 'prctl_thp_disable=1' "$TMP/out" || fail "disable: PR_GET_THP_DISABLE: $(cat "$TMP/out")"
-grep -qx $'THP_enabled:\t0' "$TMP/out" || fail "disable: THP_enabled: $(cat "$TMP/out")"
+run "$C" exec --thp=disable -- "$THP_HELPER" probe 7
+expect_rc 7
+grep -qx 'prctl_thp_disable=1' "$OUT_FILE" || fail "disable: PR_GET_THP_DISABLE: $(cat "$OUT_FILE")"
+grep -qx $'THP_enabled:\t0' "$OUT_FILE" || fail "disable: THP_enabled: $(cat "$OUT_FILE")"
 
 # A grandchild, after a fork and two execs, still has it.
-expect_rc 3 "$C" exec --thp=disable -- sh -c '"$1" probe 0 && sh -c "grep THP_enabled /proc/self/status"; exit 3' sh "$THP_HELPER"
-[ "$(grep -c $'THP_enabled:\t0' "$TMP/out")" = 2 ] || fail "not inherited: $(cat "$TMP/out")"
+run "$C" exec --thp=disable -- sh -c '"$1" probe 0 && sh -c "grep THP_enabled /proc/self/status"; exit 3' sh "$THP_HELPER"
+expect_rc 3
+[ "$(grep -c $'THP_enabled:\t0' "$OUT_FILE")" = 2 ] || fail "not inherited: $(cat "$OUT_FILE")"
 
 # A signal passes through as the shell sees it: the command is the process.
 rc=0
@@ -21,16 +24,19 @@ rc=0
 [ "$rc" = 143 ] || fail "SIGTERM did not pass through: $rc"
 
 # inherit clears what the parent set.
-expect_rc 0 "$C" exec --thp=disable -- "$C" exec --thp=inherit -- "$THP_HELPER" probe
-grep -qx 'prctl_thp_disable=0' "$TMP/out" || fail "inherit did not clear: $(cat "$TMP/out")"
-grep -qx $'THP_enabled:\t1' "$TMP/out" || fail "inherit: $(cat "$TMP/out")"
+run "$C" exec --thp=disable -- "$C" exec --thp=inherit -- "$THP_HELPER" probe
+expect_rc 0
+grep -qx 'prctl_thp_disable=0' "$OUT_FILE" || fail "inherit did not clear: $(cat "$OUT_FILE")"
+grep -qx $'THP_enabled:\t1' "$OUT_FILE" || fail "inherit: $(cat "$OUT_FILE")"
 
 # A missing command is 127, one that cannot run 126, as env(1) says, even when
 # the message about it cannot be written: stderr closed, or a full device
 # (the failing write must not decide the status).
-expect_rc 127 "$C" exec --thp=disable -- /nonexistent/command
-grep -q '^thpguardctl: /nonexistent/command: No such file or directory$' "$TMP/err" || fail "missing command: $(cat "$TMP/err")"
-expect_rc 126 "$C" exec --thp=disable -- /dev/null
+run "$C" exec --thp=disable -- /nonexistent/command
+expect_rc 127
+grep -q '^thpguardctl: /nonexistent/command: No such file or directory$' "$ERR_FILE" || fail "missing command: $(cat "$ERR_FILE")"
+run "$C" exec --thp=disable -- /dev/null
+expect_rc 126
 for redirect in closed full; do
         for cmd in /nonexistent/command /dev/null; do
                 rc=0
@@ -50,17 +56,17 @@ done
 # where the program asks; the real-sysfs test checks what it does to memory.
 # Before 6.18 the kernel refuses the flag and we must not fall back.
 rc=0
-"$C" exec --thp=advised-only -- "$THP_HELPER" probe 5 >"$TMP/out" 2>"$TMP/err" || rc=$?
+"$C" exec --thp=advised-only -- "$THP_HELPER" probe 5 >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
 case $rc in
 5)
-        grep -qx 'prctl_thp_disable=3' "$TMP/out" || fail "advised-only: $(cat "$TMP/out")"
-        grep -qx $'THP_enabled:\t1' "$TMP/out" || fail "advised-only: THP_enabled: $(cat "$TMP/out")"
+        grep -qx 'prctl_thp_disable=3' "$OUT_FILE" || fail "advised-only: $(cat "$OUT_FILE")"
+        grep -qx $'THP_enabled:\t1' "$OUT_FILE" || fail "advised-only: THP_enabled: $(cat "$OUT_FILE")"
         ;;
 125)
-        grep -q "needs PR_THP_DISABLE_EXCEPT_ADVISED (Linux 6.18 or later); kernel $(uname -r) refused it" "$TMP/err" ||
-                fail "advised-only refusal message: $(cat "$TMP/err")"
-        [ -s "$TMP/out" ] && fail "advised-only ran the command although the kernel refused"
+        grep -q "needs PR_THP_DISABLE_EXCEPT_ADVISED (Linux 6.18 or later); kernel $(uname -r) refused it" "$ERR_FILE" ||
+                fail "advised-only refusal message: $(cat "$ERR_FILE")"
+        [ -s "$OUT_FILE" ] && fail "advised-only ran the command although the kernel refused"
         ;;
-*) fail "advised-only: exit $rc: $(cat "$TMP/err")" ;;
+*) fail "advised-only: exit $rc: $(cat "$ERR_FILE")" ;;
 esac
 echo PASS

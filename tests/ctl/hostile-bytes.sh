@@ -55,19 +55,22 @@ printf 'mode = "%s";\nthp = { enabled = "madvise"; defrag = "%s"; };\n' "$HOSTIL
 chmod 0644 "$P" "$R"
 
 for f in "$P" "$R"; do
-        expect_rc 1 "$THPGUARDD" -n --config "$f" --sysfs-root "$SYS"
-        text_clean "$TMP/err" "thpguardd -n $f: stderr"
-        grep -Eq ": mode: invalid value \"$SHOWN\" \(expected enforce or audit\)$" "$TMP/err" ||
-                fail "thpguardd -n $f: the value is not shown escaped: $(cat "$TMP/err")"
+        run "$THPGUARDD" -n --config "$f" --sysfs-root "$SYS"
+        expect_rc 1
+        text_clean "$ERR_FILE" "thpguardd -n $f: stderr"
+        grep -Eq ": mode: invalid value \"$SHOWN\" \(expected enforce or audit\)$" "$ERR_FILE" ||
+                fail "thpguardd -n $f: the value is not shown escaped: $(cat "$ERR_FILE")"
 
-        expect_rc 2 "$THPGUARDD" --verify --json --config "$f" --sysfs-root "$SYS"
-        text_clean "$TMP/err" "thpguardd --verify --json $f: stderr"
-        [ ! -s "$TMP/out" ] || fail "thpguardd --verify --json printed a report for a refused policy"
+        run "$THPGUARDD" --verify --json --config "$f" --sysfs-root "$SYS"
+        expect_rc 2
+        text_clean "$ERR_FILE" "thpguardd --verify --json $f: stderr"
+        [ ! -s "$OUT_FILE" ] || fail "thpguardd --verify --json printed a report for a refused policy"
 
         for json in "" --json; do
-                expect_rc 1 "$C" status $json --config "$f" --sysfs-root "$SYS"
-                text_clean "$TMP/err" "thpguardctl status $json --config $f: stderr"
-                grep -Eq "invalid value \"$SHOWN\"" "$TMP/err" || fail "thpguardctl status $json: $(cat "$TMP/err")"
+                run "$C" status $json --config "$f" --sysfs-root "$SYS"
+                expect_rc 1
+                text_clean "$ERR_FILE" "thpguardctl status $json --config $f: stderr"
+                grep -Eq "invalid value \"$SHOWN\"" "$ERR_FILE" || fail "thpguardctl status $json: $(cat "$ERR_FILE")"
         done
 done
 grep -Eq ":2: thp.enabled: invalid value \"$SHOWN\" \(expected always, madvise or never\)$" \
@@ -87,17 +90,17 @@ if unshare -m --propagation private true 2>/dev/null; then
                         shift; exec "$@"' "$OV" "$P" "$@"
         }
         rc=0
-        in_etc "$C" status --sysfs-root "$SYS" >"$TMP/out" 2>"$TMP/err" || rc=$?
+        in_etc "$C" status --sysfs-root "$SYS" >"$OUT_FILE" 2>"$ERR_FILE" || rc=$?
         if [ $rc = 99 ]; then
-                echo "SKIP (part): no overlay of /etc here: $(cat "$TMP/err")"
+                echo "SKIP (part): no overlay of /etc here: $(cat "$ERR_FILE")"
         else
-                [ $rc = 0 ] || fail "status with a refused default policy: exit $rc: $(cat "$TMP/err")"
-                text_clean "$TMP/out" "thpguardctl status, refused default policy"
-                grep -Eq "Policy /etc/thpguard/thpguard.conf: not loaded \(.*invalid value \"$SHOWN\"" "$TMP/out" ||
-                        fail "status text does not report the refusal: $(head -3 "$TMP/out")"
-                in_etc "$C" status --json --sysfs-root "$SYS" >"$TMP/out" 2>"$TMP/err" ||
-                        fail "status --json with a refused default policy: $(cat "$TMP/err")"
-                json_valid "$TMP/out" "thpguardctl status --json, refused default policy" \
+                [ $rc = 0 ] || fail "status with a refused default policy: exit $rc: $(cat "$ERR_FILE")"
+                text_clean "$OUT_FILE" "thpguardctl status, refused default policy"
+                grep -Eq "Policy /etc/thpguard/thpguard.conf: not loaded \(.*invalid value \"$SHOWN\"" "$OUT_FILE" ||
+                        fail "status text does not report the refusal: $(head -3 "$OUT_FILE")"
+                in_etc "$C" status --json --sysfs-root "$SYS" >"$OUT_FILE" 2>"$ERR_FILE" ||
+                        fail "status --json with a refused default policy: $(cat "$ERR_FILE")"
+                json_valid "$OUT_FILE" "thpguardctl status --json, refused default policy" \
                         'not d["policy"]["loaded"]' \
                         'chr(0x1b) not in d["policy"]["error"] and "\\x1b[31mRED\\x0a" in d["policy"]["error"]'
         fi
@@ -111,18 +114,20 @@ printf 'thp = { enabled = "madvise"; };\n' >"$D/thpguard.conf"
 chmod 0644 "$D/thpguard.conf"
 S=$TMP/sys$HOSTILE
 cp -a "$FIXTURES/6.18" "$S"
-expect_rc 0 "$THPGUARDD" --verify --json --config "$D/thpguard.conf" --sysfs-root "$S"
-json_valid "$TMP/out" "thpguardd --verify --json at a hostile path" \
+run "$THPGUARDD" --verify --json --config "$D/thpguard.conf" --sysfs-root "$S"
+expect_rc 0
+json_valid "$OUT_FILE" "thpguardd --verify --json at a hostile path" \
         'd["config"].endswith("/\ufffd\x1b[31mRED\n/thpguard.conf")' \
         'd["sysfs_root"].endswith("/sys\ufffd\x1b[31mRED\n")' 'd["compliant"]'
 for json in "" --json; do
-        expect_rc 0 "$C" status $json --config "$D/thpguard.conf" --sysfs-root "$S"
+        run "$C" status $json --config "$D/thpguard.conf" --sysfs-root "$S"
+        expect_rc 0
         if [ -n "$json" ]; then
-                json_valid "$TMP/out" "thpguardctl status --json at a hostile path" \
+                json_valid "$OUT_FILE" "thpguardctl status --json at a hostile path" \
                         'd["policy"]["file"].endswith("/\ufffd\x1b[31mRED\n/thpguard.conf")' 'd["policy"]["loaded"]'
         else
-                text_clean "$TMP/out" "thpguardctl status at a hostile path"
-                grep -q 'RED\\x0a/thpguard.conf (enforce): 1 managed knob' "$TMP/out" || fail "status text: $(head -3 "$TMP/out")"
+                text_clean "$OUT_FILE" "thpguardctl status at a hostile path"
+                grep -q 'RED\\x0a/thpguard.conf (enforce): 1 managed knob' "$OUT_FILE" || fail "status text: $(head -3 "$OUT_FILE")"
         fi
 done
 echo PASS

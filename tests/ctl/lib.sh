@@ -1,44 +1,19 @@
 # shellcheck shell=bash
-# Shared by the thpguardctl shell tests.
+# What the thpguardctl tests share beyond tests/lib (which this brings:
+# test.sh, real-sysfs.sh, policy.sh). $TMP may be noexec (/run): a test
+# puts programs in a directory of its own.
 set -euo pipefail
+
+# shellcheck source=../lib/real-sysfs.sh
+. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
+# shellcheck source=../lib/policy.sh
+. "$SRCDIR/tests/lib/policy.sh"
 
 : "${THPGUARDCTL:?}" "${THP_HELPER:?}" "${CTL_FIXTURES:?}" "${FIXTURES:?}"
 
-# shellcheck source=../lib/safe-tmp.sh
-. "${SRCDIR:?}/tests/lib/safe-tmp.sh"
-# Policies go in $TMP, which may be noexec (/run): programs go in $EXE_TMP.
-TMP=$(safe_mktemp thpguard-ctl)
-EXE_TMP=
-CTL_PIDS=()
-ctl_cleanup() {
-        local p
-        for p in "${CTL_PIDS[@]}"; do
-                kill "$p" 2>/dev/null || true
-                wait "$p" 2>/dev/null || true
-        done
-        rm -rf "$TMP" ${EXE_TMP:+"$EXE_TMP"}
-}
-trap ctl_cleanup EXIT
-
-fail() {
-        echo "FAIL: $*" >&2
-        exit 1
-}
-
-skip() {
-        echo "SKIP: $*"
-        exit 77
-}
-
-# expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $TMP/out and $TMP/err.
-expect_rc() {
-        local want=$1 rc=0
-        shift
-        "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
-        if [ "$rc" != "$want" ]; then
-                echo "--- stdout"; cat "$TMP/out"; echo "--- stderr"; cat "$TMP/err"
-                fail "'$*' exited $rc, wanted $want"
-        fi
+# stop_on_exit PID: the process is terminated at exit, before the knobs are put back.
+stop_on_exit() {
+        on_exit "terminate $1"
 }
 
 # json_check FILE PYTHON-EXPR...: each expression, with d the parsed document, must be true.
@@ -59,30 +34,23 @@ for expr in sys.argv[2:]:
 PY
 }
 
-# start_hog MIB MODE [PREFIX...]: runs thp-helper hog in the background; sets HOG_PID.
+hog_ready_or_gone() {
+        grep -q '^ready$' "$1" 2>/dev/null || ! kill -0 "$HOG_PID" 2>/dev/null
+}
+
+# start_hog MIB MODE [PREFIX...]: runs thp-helper hog in the background (stopped at exit); sets HOG_PID once it is ready.
 start_hog() {
-        local mib=$1 mode=$2 i out
+        local mib=$1 mode=$2 out
         shift 2
         out="$TMP/hog.$RANDOM"
         "$@" "$THP_HELPER" hog "$mib" "$mode" >"$out" 9>&- &
         HOG_PID=$!
-        CTL_PIDS+=("$HOG_PID")
-        for ((i = 0; i < 500; i++)); do
-                grep -q '^ready$' "$out" 2>/dev/null && return 0
-                kill -0 "$HOG_PID" 2>/dev/null || fail "hog exited early: $(cat "$out")"
-                sleep 0.02
-        done
-        fail "hog did not get ready in 10 s"
+        stop_on_exit "$HOG_PID"
+        wait_until 10 hog_ready_or_gone "$out" || fail "hog did not get ready in 10 s"
+        grep -q '^ready$' "$out" || fail "hog exited early: $(cat "$out")"
 }
 
+# anon_huge_kb PID: the process's AnonHugePages in kB (smaps_rollup).
 anon_huge_kb() {
         awk '/^AnonHugePages:/ { print $2 }' "/proc/$1/smaps_rollup"
-}
-
-# real_sysfs_begin (tests/lib/real-sysfs.sh, sourced at top level: it declares
-# globals) replaces the EXIT trap; chain ours in front so the helpers are gone
-# before the knobs are put back.
-ctl_real_sysfs_begin() {
-        real_sysfs_begin
-        trap 'ctl_cleanup; real_sysfs_restore' EXIT
 }

@@ -10,14 +10,13 @@ mkdir -p "$TMP/proc/800" "$TMP/proc/810"
 cp "$TMP/proc/900/status" "$TMP/proc/800/status"
 mkfifo "$TMP/proc/800/smaps_rollup"
 head -c 1048576 /dev/zero | tr '\0' 'A' >"$TMP/proc/810/smaps_rollup"
-cp "$CTL_FIXTURES/policy.conf" "$TMP/policy.conf"
-chmod 0644 "$TMP/policy.conf"
+write_policy "$TMP/policy.conf" <"$CTL_FIXTURES/policy.conf"
 
-run() { expect_rc 0 timeout 10 "$C" "$@" --proc-root "$TMP/proc"; }
+status_ok() { run timeout 10 "$C" "$@" --proc-root "$TMP/proc"; expect_rc 0; }
 
-run status --json --sysfs-root "$SYS" --config "$TMP/policy.conf"
-[ -s "$TMP/err" ] && fail "hostile processes were not skipped silently: $(cat "$TMP/err")"
-cp "$TMP/out" "$TMP/status.json"
+status_ok status --json --sysfs-root "$SYS" --config "$TMP/policy.conf"
+[ -s "$ERR_FILE" ] && fail "hostile processes were not skipped silently: $(cat "$ERR_FILE")"
+cp "$OUT_FILE" "$TMP/status.json"
 json_check "$TMP/status.json" \
         'd["headline"].startswith("THP madvise + defrag madvise:")' \
         'd["kernel"] == "6.18.0-fixture"' \
@@ -53,65 +52,68 @@ json_check "$TMP/status.json" \
         '[s["size_kb"] for s in d["sizes"]] == [8, 16, 32, 64, 128, 256, 512, 1024, 2048]' \
         '"anon_fault_alloc" in d["sizes"][-1]["stats"]'
 
-run status --json --top 2 --sysfs-root "$SYS" --config "$TMP/policy.conf"
-json_check "$TMP/out" 'top_pids(d) == [100, 400]'
-run status --json --top 0 --sysfs-root "$SYS" --config "$TMP/policy.conf"
+status_ok status --json --top 2 --sysfs-root "$SYS" --config "$TMP/policy.conf"
+json_check "$OUT_FILE" 'top_pids(d) == [100, 400]'
+status_ok status --json --top 0 --sysfs-root "$SYS" --config "$TMP/policy.conf"
 # With no list to show, no status is read, so 700 (gone after its rollup) still counts.
-json_check "$TMP/out" 'top_pids(d) == [] and d["processes"]["with_anon_huge_pages"] == 5'
+json_check "$OUT_FILE" 'top_pids(d) == [] and d["processes"]["with_anon_huge_pages"] == 5'
 
 # Text: the same facts; the binary comm is printable there too.
-run status --sysfs-root "$SYS" --config "$TMP/policy.conf"
-head -1 "$TMP/out" | grep -q '^THP madvise + defrag madvise: ' || fail "text headline"
-grep -q '! enabled: cmdline sets never, runtime is madvise, policy wants madvise' "$TMP/out" || fail "text note"
-grep -qE '^ +400 \\x01\\xffevil\\x09\\\\n"q ' "$TMP/out" || fail "text binary comm"
-LC_ALL=C grep -q $'[\x01\x7f-\xff]' "$TMP/out" && fail "text output holds non-printable bytes"
-grep -qE '^  defrag +madvise +never +drift ' "$TMP/out" || fail "text knob row"
+status_ok status --sysfs-root "$SYS" --config "$TMP/policy.conf"
+head -1 "$OUT_FILE" | grep -q '^THP madvise + defrag madvise: ' || fail "text headline"
+grep -q '! enabled: cmdline sets never, runtime is madvise, policy wants madvise' "$OUT_FILE" || fail "text note"
+grep -qE '^ +400 \\x01\\xffevil\\x09\\\\n"q ' "$OUT_FILE" || fail "text binary comm"
+LC_ALL=C grep -q $'[\x01\x7f-\xff]' "$OUT_FILE" && fail "text output holds non-printable bytes"
+grep -qE '^  defrag +madvise +never +drift ' "$OUT_FILE" || fail "text knob row"
 
 # An absent default policy is a state: every knob unmanaged.
-expect_rc 0 timeout 10 "$C" status --json --sysfs-root "$SYS" --proc-root "$TMP/proc"
-json_check "$TMP/out" 'all(k["state"] == "unmanaged" for k in d["knobs"]) or d["policy"]["loaded"]'
+run timeout 10 "$C" status --json --sysfs-root "$SYS" --proc-root "$TMP/proc"
+expect_rc 0
+json_check "$OUT_FILE" 'all(k["state"] == "unmanaged" for k in d["knobs"]) or d["policy"]["loaded"]'
 
 # The headline the field fears most.
 cp -a "$SYS" "$TMP/sys-always"
 T=$TMP/sys-always/kernel/mm/transparent_hugepage
 echo '[always] madvise never' >"$T/enabled"
 echo '[always] defer defer+madvise madvise never' >"$T/defrag"
-run status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
-json_check "$TMP/out" \
+status_ok status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
+json_check "$OUT_FILE" \
         'd["headline"] == "THP always + defrag always: khugepaged fills freed memory back with huge pages (RSS inflation) and faults stall in direct compaction (see /usr/share/thpguard/profiles)"' \
         'knob(d, "enabled")["state"] == "drift"'
 echo 'always madvise [never]' >"$T/enabled"
-run status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
-json_check "$TMP/out" 'd["headline"].startswith("THP never:")'
+status_ok status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
+json_check "$OUT_FILE" 'd["headline"].startswith("THP never:")'
 echo 'always [bogus] never' >"$T/enabled"
-run status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
-json_check "$TMP/out" 'knob(d, "enabled")["state"] == "unsupported"' 'd["headline"].startswith("THP bogus")'
+status_ok status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
+json_check "$OUT_FILE" 'knob(d, "enabled")["state"] == "unsupported"' 'd["headline"].startswith("THP bogus")'
 printf 'garbage' >"$T/enabled"
-run status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
-json_check "$TMP/out" 'knob(d, "enabled")["state"] == "error" and knob(d, "enabled")["value"] is None' \
+status_ok status --json --sysfs-root "$TMP/sys-always" --config "$TMP/policy.conf"
+json_check "$OUT_FILE" 'knob(d, "enabled")["state"] == "error" and knob(d, "enabled")["value"] is None' \
         'd["headline"].startswith("THP state unknown")'
 
 # A 3.10 kernel: no shmem_enabled, no sizes, no hpage_pmd_size.
-run status --json --sysfs-root "$FIXTURES/el7-3.10" --config "$TMP/policy.conf"
-json_check "$TMP/out" 'd["sizes"] == []' 'knob(d, "enabled")["value"] == "always"' \
+status_ok status --json --sysfs-root "$FIXTURES/el7-3.10" --config "$TMP/policy.conf"
+json_check "$OUT_FILE" 'd["sizes"] == []' 'knob(d, "enabled")["value"] == "always"' \
         'knob(d, "hugepages-2048kB/enabled")["state"] == "unsupported"'
 
 # pid: the JVM fixture, the truncated one, the vanished one.
-run pid 100 --json --sysfs-root "$SYS"
-json_check "$TMP/out" 'd["runtime"] == "jvm" and d["command"] == "java"' \
+status_ok pid 100 --json --sysfs-root "$SYS"
+json_check "$OUT_FILE" 'd["runtime"] == "jvm" and d["command"] == "java"' \
         'd["smaps"]["top"][0]["madv_hugepage"] and d["smaps"]["top"][0]["anon_huge_pages_kb"] == 36864' \
         'd["smaps"]["top"][1]["name"] == "[anon:java heap]"' \
         'd["smaps"]["advised_huge"] == 1 and d["smaps"]["advised_nohuge"] == 1' \
         'd["anon_huge_pages_kb"] == 40960 and d["rss_kb"] == 81920' \
         '"jcmd 100 GC.heap_info" in d["compare_with"]'
-run pid 100 --top 1 --sysfs-root "$SYS"
-grep -q '^PID 100 (java)' "$TMP/out" || fail "pid text header"
-[ "$(grep -c ' hg \| - ' "$TMP/out")" = 1 ] || fail "pid --top 1 listed more than one mapping"
-run pid 200 --json --sysfs-root "$SYS"
-json_check "$TMP/out" '"rss_kb" not in d and d["command"] == "truncated"'
-run pid 400 --json --sysfs-root "$SYS"
-json_check "$TMP/out" 'd["command"] == "\\x01\\xffevil\\x09\\\\n\x22q"'
-expect_rc 1 timeout 10 "$C" pid 300 --proc-root "$TMP/proc"
-grep -q '300/status: no such process' "$TMP/err" || fail "vanished pid message"
-expect_rc 1 timeout 10 "$C" pid 700 --proc-root "$TMP/proc"
+status_ok pid 100 --top 1 --sysfs-root "$SYS"
+grep -q '^PID 100 (java)' "$OUT_FILE" || fail "pid text header"
+[ "$(grep -c ' hg \| - ' "$OUT_FILE")" = 1 ] || fail "pid --top 1 listed more than one mapping"
+status_ok pid 200 --json --sysfs-root "$SYS"
+json_check "$OUT_FILE" '"rss_kb" not in d and d["command"] == "truncated"'
+status_ok pid 400 --json --sysfs-root "$SYS"
+json_check "$OUT_FILE" 'd["command"] == "\\x01\\xffevil\\x09\\\\n\x22q"'
+run timeout 10 "$C" pid 300 --proc-root "$TMP/proc"
+expect_rc 1
+grep -q '300/status: no such process' "$ERR_FILE" || fail "vanished pid message"
+run timeout 10 "$C" pid 700 --proc-root "$TMP/proc"
+expect_rc 1
 echo PASS

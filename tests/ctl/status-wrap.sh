@@ -9,10 +9,10 @@ SYS=$FIXTURES/6.18
 cp -a "$CTL_FIXTURES/proc-wrap" "$TMP/proc"
 B=4611686018427387904 # 2^62
 
-run() { expect_rc 0 timeout 10 "$C" "$@" --sysfs-root "$SYS" --proc-root "$TMP/proc"; }
+status_ok() { run timeout 10 "$C" "$@" --sysfs-root "$SYS" --proc-root "$TMP/proc"; expect_rc 0; }
 
-run status
-cp "$TMP/out" "$TMP/status.txt"
+status_ok status
+cp "$OUT_FILE" "$TMP/status.txt"
 show() { echo "--- thpguardctl status:"; cat "$TMP/status.txt"; }
 # No share above 100% anywhere, and no fault note: 200 of 2^64 faults fell back.
 if grep -E '(^|[^0-9])([0-9]{4,}|[2-9][0-9][0-9]|1[1-9][0-9]|10[1-9])%' "$TMP/status.txt"; then
@@ -26,23 +26,23 @@ grep -qE "^ +1 whole +$B $B $B +100% 1$" "$TMP/status.txt" || { show; fail "proc
 grep -qE '^ +2 over +1000 +2000 +3000 +100% 1$' "$TMP/status.txt" ||
         { show; fail "process 2: AnonHugePages above Rss must show as 100%, not more"; }
 
-run status --json
-json_check "$TMP/out" \
+status_ok status --json
+json_check "$OUT_FILE" \
         'not any(n.startswith("thp_fault_fallback") for n in d["notes"])' \
         'd["processes"]["top"][0]["anon_huge_share"] == 1.0' \
         'd["processes"]["top"][1]["anon_huge_share"] == 1.0'
 
-run pid 1
-grep -q "AnonHugePages $B kB, 100% of Rss" "$TMP/out" || fail "pid 1: $(cat "$TMP/out")"
-run pid 2
-grep -q "AnonHugePages 3000 kB, 100% of Rss" "$TMP/out" || fail "pid 2: $(cat "$TMP/out")"
+status_ok pid 1
+grep -q "AnonHugePages $B kB, 100% of Rss" "$OUT_FILE" || fail "pid 1: $(cat "$OUT_FILE")"
+status_ok pid 2
+grep -q "AnonHugePages 3000 kB, 100% of Rss" "$OUT_FILE" || fail "pid 2: $(cat "$OUT_FILE")"
 
 # A true 100% of fallbacks, at a size where fallback * 100 wraps: 100%, not 0%.
 sed -i -e 's/^thp_fault_alloc .*/thp_fault_alloc 0/' -e "s/^thp_fault_fallback .*/thp_fault_fallback $B/" "$TMP/proc/vmstat"
-run status
-grep -q "thp_fault_fallback is 100% of THP faults ($B of $B)" "$TMP/out" || { cat "$TMP/out"; fail "fallback: a true 100%"; }
+status_ok status
+grep -q "thp_fault_fallback is 100% of THP faults ($B of $B)" "$OUT_FILE" || { cat "$OUT_FILE"; fail "fallback: a true 100%"; }
 # And an ordinary share still reads right: 40 of 100.
 sed -i -e 's/^thp_fault_alloc .*/thp_fault_alloc 60/' -e 's/^thp_fault_fallback .*/thp_fault_fallback 40/' "$TMP/proc/vmstat"
-run status
-grep -q 'thp_fault_fallback is 40% of THP faults (40 of 100)' "$TMP/out" || { cat "$TMP/out"; fail "fallback: 40 of 100"; }
+status_ok status
+grep -q 'thp_fault_fallback is 40% of THP faults (40 of 100)' "$OUT_FILE" || { cat "$OUT_FILE"; fail "fallback: 40 of 100"; }
 echo PASS

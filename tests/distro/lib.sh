@@ -15,6 +15,8 @@
 DISTRO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRCDIR=$(cd "$DISTRO_DIR/../.." && pwd)
 DISTRO_CACHE=${THPGUARD_DISTRO_CACHE:-/var/cache/thpguard-distro}
+# shellcheck source=../lib/debian.sh
+. "$SRCDIR/tests/lib/debian.sh"
 
 # Bump when the way a tree is made changes in a way no key below sees.
 DISTRO_RECIPE=1
@@ -37,19 +39,6 @@ distro_number() {
         trixie) echo 13 ;;
         *) return 1 ;;
         esac
-}
-
-# The Debian mirror this machine's apt uses (so debootstrap reaches the same
-# archive); THPGUARD_DEBIAN_MIRROR overrides it.
-distro_mirror() {
-        local m=${THPGUARD_DEBIAN_MIRROR:-}
-        if [ -z "$m" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
-                m=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-        fi
-        if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
-                m=$(awk '$1 == "deb" && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list)
-        fi
-        echo "${m:-http://deb.debian.org/debian}"
 }
 
 distro_hash() {
@@ -89,7 +78,7 @@ distro_unreachable() {
 # not be made, saying so plainly when the archive was out of reach.
 distro_fail_fetch() {
         local mirror
-        mirror=$(distro_mirror)
+        mirror=$(debian_mirror)
         if distro_unreachable "$3"; then
                 echo "cannot fetch Debian $(distro_number "$1") ($1) from $mirror: the archive is unreachable ($2; see $3)"
         else
@@ -103,7 +92,7 @@ distro_fail_fetch() {
 distro_tree() {
         local rel=$1 kind=$2 log=$3 dir key base_key base tmp mirror old
         dir=$DISTRO_CACHE/$rel
-        mirror=$(distro_mirror)
+        mirror=$(debian_mirror)
         base_key=$(printf '%s\n' "$DISTRO_RECIPE" "$rel" "$mirror" minbase | distro_hash)
         case $kind in
         base) key=$base_key ;;

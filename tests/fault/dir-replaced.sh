@@ -16,14 +16,13 @@
 #     by inotify, not only by the next recheck.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_no_sysfs
 [ "$(id -u)" = 0 ] || skip "needs root to switch to nobody"
 need setpriv util-linux
 fixture_on_tmpfs
 chmod 0755 "$ROOT"
 K=$T/khugepaged
 cp "$THPGUARDD" "$ROOT/thpguardd"
-POLICY=$ROOT/thpguard.conf
+NOBODY_POLICY=$ROOT/thpguard.conf # readable by nobody
 [ "$(cat "$K/pages_to_scan")" = 4096 ] || fail "the 6.18 fixture changed: khugepaged/pages_to_scan must read 4096"
 
 # replace_dir VALUE MODE: a new khugepaged/ (mode MODE) with pages_to_scan VALUE
@@ -38,10 +37,10 @@ replace_dir() {
 }
 
 # --- A. an unwatched directory ------------------------------------------------
-write_policy 'recheck_interval = 1; mode = "audit"; thp = { khugepaged = { pages_to_scan = 4096; }; };' "$POLICY"
+write_policy "$NOBODY_POLICY" 'recheck_interval = 1; mode = "audit"; thp = { khugepaged = { pages_to_scan = 4096; }; };'
 chmod 0711 "$K"
 daemon_start_cmd setpriv --reuid=65534 --regid=65534 --clear-groups \
-        "$ROOT/thpguardd" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console
+        "$ROOT/thpguardd" --config "$NOBODY_POLICY" --sysfs-root "$ROOT" --log-target=console
 wait_log 'level=warn msg="could not watch every knob directory; relying on the 1s recheck"' 5
 wait_log 'msg="started: auditing 1 knobs .* 0 drifted at startup"' 5
 # A recheck or two with the knob open, then the swap.
@@ -59,8 +58,7 @@ rm -rf "$K.old"
 chmod 0755 "$K"
 echo 4096 >"$K/pages_to_scan"
 # Run as root now: the policy leaves /dev/shm (mode 1777), which root refuses.
-POLICY=$WORK/thpguard.conf
-write_policy 'recheck_interval = 3; mode = "audit"; thp = { khugepaged = { pages_to_scan = 4096; }; };' "$POLICY"
+write_policy "$POLICY" 'recheck_interval = 3; mode = "audit"; thp = { khugepaged = { pages_to_scan = 4096; }; };'
 daemon_start_cmd "$THPGUARDD" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console
 wait_log 'msg="started: auditing 1 knobs .* 0 drifted at startup"' 5
 [ "$(log_count 'could not watch|lost the inotify watch')" = 0 ] || fail "test bug: the watch is missing from the start"

@@ -9,8 +9,8 @@
 # (drift lines, no error). Nothing is written; SIGTERM exits 0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-private_ns_ok
-fault_real_sysfs
+need_mount_ns
+real_sysfs_begin
 
 # in_ro_ns CMD...: CMD sees $THP read-only. It execs, so that $! is the
 # daemon's PID: call it only in a subshell (background, $(...)).
@@ -30,15 +30,15 @@ err=$(in_ro_ns sh -c "echo madvise >$THP/enabled" 2>&1) || rc=$?
 echo "$err" | grep -q 'Read-only file system' || fail "a write in the namespace did not fail with EROFS: rc=$rc $err"
 
 thp_set enabled always
-write_policy 'recheck_interval = 1;
+write_policy "$POLICY" 'recheck_interval = 1;
 thp = { enabled = "madvise"; };'
 
 # --- enforce mode: an error saying read-only, once per foreign value ---------
-daemon_start_cmd in_ro_ns "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console --metrics-file "$WORK/m.prom"
+daemon_start_cmd in_ro_ns "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M"
 RO_RE='^level=error msg="failed to correct enabled: always -> madvise \(startup\): sysfs is read-only here \(Read-only file system\): a read-only mount or an unprivileged container" knob=enabled observed=always desired=madvise trigger=startup result=failed errno=30 '
 wait_log "$RO_RE" 5
-r0=$(metric thpguard_rechecks_total)
-wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 3)) 30
+r0=$(metric "$M" thpguard_rechecks_total)
+wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 3)) 30
 [ "$(log_count 'failed to correct')" = 1 ] || fail "the EROFS was logged $(log_count 'failed to correct') times over rechecks, want once"
 [ "$(thp_get enabled)" = always ] || fail "enabled changed through a read-only mount"
 kill -0 "$DAEMON_PID" || fail "the daemon died on EROFS"
@@ -62,18 +62,18 @@ for how in flag policy; do
         if [ $how = flag ]; then
                 args=(--audit)
         else
-                write_policy 'mode = "audit"; recheck_interval = 1;
+                write_policy "$POLICY" 'mode = "audit"; recheck_interval = 1;
 thp = { enabled = "madvise"; };'
         fi
         thp_set enabled always
-        daemon_start_cmd in_ro_ns "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console "${args[@]}"
+        daemon_start_cmd in_ro_ns "$THPGUARDD" --config "$POLICY" --log-target=console "${args[@]}"
         wait_log 'level=warn msg="drift on enabled: always, policy wants madvise \(audit mode, not corrected; startup\)".*result=audit' 5
         wait_log 'msg="started: auditing 1 knobs' 5
         thp_set enabled never
         wait_log 'msg="drift on enabled: never, policy wants madvise \(audit mode, not corrected; inotify\)"' 5
         sleep 1.5
         [ "$(log_count 'drift on enabled')" = 2 ] || fail "audit ($how): want 2 drift lines, got $(log_count 'drift on enabled')"
-        [ "$(log_count '^level=error')" = 0 ] || { cat "$WORK/daemon.log"; fail "audit mode ($how) on a read-only sysfs logged an error"; }
+        [ "$(log_count '^level=error')" = 0 ] || { cat "$TMP/daemon.log"; fail "audit mode ($how) on a read-only sysfs logged an error"; }
         daemon_stop
         [ "$(thp_get enabled)" = never ] || fail "audit mode wrote"
 done

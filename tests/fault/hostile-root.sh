@@ -19,15 +19,13 @@
 # is refused.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_no_sysfs
 fixture_on_tmpfs
 K=$T/khugepaged
-POLICY=$WORK/thpguard.conf
-write_policy 'recheck_interval = 1; fight_threshold = 0;
+write_policy "$POLICY" 'recheck_interval = 1; fight_threshold = 0;
 thp = { use_zero_page = false; khugepaged = { pages_to_scan = 2048; defrag = false; }; };'
 [ "$(cat "$T/use_zero_page")" = 1 ] && [ "$(cat "$K/pages_to_scan")" = 4096 ] && [ "$(cat "$K/defrag")" = 1 ] ||
         fail "the 6.18 fixture changed: use_zero_page 1, khugepaged/pages_to_scan 4096 and defrag 1 expected"
-PRISTINE=$WORK/pristine-khugepaged
+PRISTINE=$TMP/pristine-khugepaged
 cp -a "$K" "$PRISTINE"
 # Each case starts from the fixture's khugepaged/.
 reset() {
@@ -37,8 +35,8 @@ reset() {
 
 SYMLINK='a symbolic link on the way, not followed'
 SPECIAL='not a regular file \(a FIFO, socket or device node\), not opened'
-OUT=$WORK/out
-ERR=$WORK/err
+OUT=$TMP/out
+ERR=$TMP/err
 
 # cli ARGS...: thpguardd on the fixture root; a FIFO that blocked it would
 # be a hang, so it gets 20 s. Status in $RC.
@@ -88,7 +86,7 @@ refused() {
 }
 
 # 1. A symlink at the knob, to a file outside the root.
-TARGET=$WORK/target
+TARGET=$TMP/target
 echo 100 >"$TARGET"
 rm "$K/pages_to_scan"
 ln -s "$TARGET" "$K/pages_to_scan"
@@ -97,7 +95,7 @@ refused "$SYMLINK" khugepaged/pages_to_scan
 
 # 2. The directory a symlink to a copy outside the root.
 reset
-OUTSIDE=$WORK/outside-khugepaged
+OUTSIDE=$TMP/outside-khugepaged
 mv "$K" "$OUTSIDE"
 ln -s "$OUTSIDE" "$K"
 refused "$SYMLINK" khugepaged/pages_to_scan khugepaged/defrag

@@ -17,15 +17,15 @@
 # under the same memory bound.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_real_sysfs
+real_sysfs_begin
 : "${PEAK_RSS:?PEAK_RSS is not set: run this test through ctest}"
 LIMIT=30
 RSS_MAX_KB=$((64 * 1024))
 GOOD='recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "madvise"; };'
 
-mk() { # NAME: writes $WORK/NAME.conf, root-owned 0644
-        local f=$WORK/$1.conf
+mk() { # NAME: writes $TMP/NAME.conf, root-owned 0644
+        local f=$TMP/$1.conf
         case $1 in
         10mib)
                 printf '%s\n' "$GOOD" >"$f"
@@ -56,22 +56,22 @@ mk() { # NAME: writes $WORK/NAME.conf, root-owned 0644
 refuse_at_startup() {
         local name=$1 what=$2 rc=0 rss ms lines
         shift 2
-        "$PEAK_RSS" timeout -s KILL $LIMIT "$@" >"$WORK/out" 2>"$WORK/err.all" 9>&- || rc=$?
-        rss=$(awk '/^peak_rss_kb / { print $2 }' "$WORK/err.all")
-        ms=$(awk '/^elapsed_ms / { print $2 }' "$WORK/err.all")
-        grep -Ev '^(peak_rss_kb|elapsed_ms) ' "$WORK/err.all" >"$WORK/err" || true
-        lines=$(wc -l <"$WORK/err")
+        "$PEAK_RSS" timeout -s KILL $LIMIT "$@" >"$TMP/out" 2>"$TMP/err.all" 9>&- || rc=$?
+        rss=$(awk '/^peak_rss_kb / { print $2 }' "$TMP/err.all")
+        ms=$(awk '/^elapsed_ms / { print $2 }' "$TMP/err.all")
+        grep -Ev '^(peak_rss_kb|elapsed_ms) ' "$TMP/err.all" >"$TMP/err" || true
+        lines=$(wc -l <"$TMP/err")
         [ $rc -ne 137 ] || rss="(killed, not measured)"
-        echo "$name, $what: exit $rc in $ms ms, peak RSS $rss kB, $lines lines on stderr: $(head -c 200 "$WORK/err" | head -1)"
+        echo "$name, $what: exit $rc in $ms ms, peak RSS $rss kB, $lines lines on stderr: $(head -c 200 "$TMP/err" | head -1)"
         [ $rc -ne 137 ] || fail "$name, $what: not refused within ${LIMIT}s (killed)"
-        [ $rc -eq 1 ] || { cat "$WORK/err" >&2; fail "$name, $what: exit $rc, want 1"; }
+        [ $rc -eq 1 ] || { cat "$TMP/err" >&2; fail "$name, $what: exit $rc, want 1"; }
         [ -n "$rss" ] && [ "$rss" -lt $RSS_MAX_KB ] || fail "$name, $what: peak RSS ${rss:-unknown} kB, want < $RSS_MAX_KB"
         # -n prints file:line lines; the daemon logs them at level error (logfmt).
-        head -1 "$WORK/err" | grep -Eq "^(level=error msg=\")?$WORK/$name.conf" ||
+        head -1 "$TMP/err" | grep -Eq "^(level=error msg=\")?$TMP/$name.conf" ||
                 fail "$name, $what: the error does not name the file"
         [ "$lines" -le 101 ] || fail "$name, $what: $lines lines of diagnostics: not capped"
-        [ ! -s "$WORK/out" ] || [ "$(cat "$WORK/out")" != "configuration OK" ] || fail "$name, $what: accepted"
-        grep -q 'AddressSanitizer\|runtime error' "$WORK/err" && fail "$name, $what: sanitizer report"
+        [ ! -s "$TMP/out" ] || [ "$(cat "$TMP/out")" != "configuration OK" ] || fail "$name, $what: accepted"
+        grep -q 'AddressSanitizer\|runtime error' "$TMP/err" && fail "$name, $what: sanitizer report"
         return 0
 }
 
@@ -80,14 +80,11 @@ refuse_on_reload() {
         local name=$1 rej0 rel0 hwm
         rej0=$(log_count 'policy rejected')
         rel0=$(log_count 'policy reloaded')
-        cp "$WORK/$name.conf" "$WORK/next.conf"
-        mv "$WORK/next.conf" "$WORK/thpguard.conf"
+        cp "$TMP/$name.conf" "$TMP/next.conf"
+        mv "$TMP/next.conf" "$POLICY"
         kill -HUP "$DAEMON_PID"
-        wait_log "^level=error msg=\"policy rejected, keeping the last good one: $WORK/thpguard.conf" $LIMIT
-        for ((i = 0; i < LIMIT * 100; i++)); do
-                [ "$(log_count 'policy rejected')" -gt "$rej0" ] && break
-                sleep 0.01
-        done
+        wait_log "^level=error msg=\"policy rejected, keeping the last good one: $POLICY" $LIMIT
+        wait_until "$LIMIT" log_count_ge 'policy rejected' $((rej0 + 1)) || true
         sleep 0.5
         [ "$(log_count 'policy rejected')" = $((rej0 + 1)) ] || fail "$name, reload: $(($(log_count 'policy rejected') - rej0)) rejections, want 1"
         [ "$(log_count 'policy reloaded')" = "$rel0" ] || fail "$name, reload: the huge policy was loaded"
@@ -96,16 +93,12 @@ refuse_on_reload() {
         hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$DAEMON_PID/status")
         echo "$name, reload: rejected once; daemon VmHWM $hwm kB"
         [ "$hwm" -lt $RSS_MAX_KB ] || fail "$name, reload: daemon peak RSS $hwm kB, want < $RSS_MAX_KB"
-        write_policy "$GOOD"
-        for ((i = 0; i < 500; i++)); do
-                [ "$(log_count 'policy reloaded')" -gt "$rel0" ] && return 0
-                sleep 0.01
-        done
-        fail "$name: the good policy put back was not reloaded"
+        write_policy "$POLICY" "$GOOD"
+        wait_until 5 log_count_ge 'policy reloaded' $((rel0 + 1)) || fail "$name: the good policy put back was not reloaded"
 }
 
 thp_set enabled always
-write_policy "$GOOD"
+write_policy "$POLICY" "$GOOD"
 daemon_start
 thp_wait_for enabled madvise 5 || fail "startup did not correct"
 # Each policy in a subshell, so one failure does not hide the others.
@@ -115,14 +108,14 @@ for name in 10mib sizes100k keys100k sizes-fit; do
         (
                 set -e
                 mk $name
-                refuse_at_startup $name "-n" "$THPGUARDD" -n --config "$WORK/$name.conf"
+                refuse_at_startup $name "-n" "$THPGUARDD" -n --config "$TMP/$name.conf"
                 case $name in
-                10mib | sizes100k) grep -q "^$WORK/$name.conf: is [0-9]* bytes; a policy may be at most 1048576 bytes$" "$WORK/err" ||
+                10mib | sizes100k) grep -q "^$TMP/$name.conf: is [0-9]* bytes; a policy may be at most 1048576 bytes$" "$TMP/err" ||
                         fail "$name: no clear size error" ;;
                 esac
-                refuse_at_startup $name "daemon" "$THPGUARDD" --config "$WORK/$name.conf" --log-target=console
+                refuse_at_startup $name "daemon" "$THPGUARDD" --config "$TMP/$name.conf" --log-target=console
                 if [ "$THPGUARDD_PLAIN" != "$THPGUARDD" ]; then
-                        refuse_at_startup $name "-n, no sanitizers" "$THPGUARDD_PLAIN" -n --config "$WORK/$name.conf"
+                        refuse_at_startup $name "-n, no sanitizers" "$THPGUARDD_PLAIN" -n --config "$TMP/$name.conf"
                 fi
                 refuse_on_reload $name
         )

@@ -12,18 +12,18 @@
 # overflow handling can have corrected them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_real_sysfs
+real_sysfs_begin
 SYSCTL=/proc/sys/fs/inotify/max_queued_events
 [ -w $SYSCTL ] || skip "$SYSCTL is not writable here"
 for k in enabled defrag khugepaged/defrag; do [ -f "$THP/$k" ] || skip "this kernel has no $k"; done
 SAVED_QUEUE=$(cat $SYSCTL)
-fault_on_exit '[ "$(cat $SYSCTL)" = "$SAVED_QUEUE" ] || echo "$SAVED_QUEUE" >$SYSCTL'
+on_exit '[ "$(cat $SYSCTL)" = "$SAVED_QUEUE" ] || echo "$SAVED_QUEUE" >$SYSCTL'
 QUEUE=16
 
 thp_set enabled madvise
 thp_set defrag madvise
 thp_set khugepaged/defrag 1
-write_policy 'recheck_interval = 3600; fight_threshold = 0;
+write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = true; }; };'
 
 echo $QUEUE >$SYSCTL

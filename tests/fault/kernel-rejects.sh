@@ -14,24 +14,15 @@
 # is reported once more; SIGTERM exits 0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-private_ns_ok
-fault_real_sysfs
-for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
-        [ -f "$THP/$k" ] || skip "this kernel has no $k"
-done
-REAL_PMD=$(cat "$THP/hpage_pmd_size")
-PAGE=$(getconf PAGESIZE)
-[ $((REAL_PMD / PAGE - 1)) -lt 1000 ] || skip "this kernel accepts max_ptes_none = 1000; nothing would be rejected"
-FAKE_PMD=4194304
-[ $((FAKE_PMD / PAGE - 1)) -ge 1000 ] || FAKE_PMD=$(((1000 + 1) * PAGE))
-echo "$FAKE_PMD" >"$WORK/hpage_pmd_size"
+real_sysfs_begin
+fake_pmd_begin
 
 thp_set enabled always
 before=$(thp_get khugepaged/max_ptes_none)
 [ "$before" != 1000 ] || fail "test bug: max_ptes_none already reads 1000"
 
 # max_ptes_none first: its failure must not stop enabled after it.
-write_policy 'recheck_interval = 1;
+write_policy "$POLICY" 'recheck_interval = 1;
 thp = {
   khugepaged = { max_ptes_none = 1000; };
   enabled = "madvise";
@@ -39,13 +30,7 @@ thp = {
 
 # The daemon runs in the namespace with the fake hpage_pmd_size: unshare and
 # bash exec, so $DAEMON_PID is thpguardd's.
-# shellcheck disable=SC2016 # expanded by the inner bash
-daemon_start_cmd unshare -m --propagation private bash -c '
-        mount --bind "$1" "$2/hpage_pmd_size" || exit 99
-        [ "$(cat "$2/hpage_pmd_size")" = "$3" ] || { echo "fake hpage_pmd_size not in place" >&2; exit 99; }
-        shift 3
-        exec "$@"' _ "$WORK/hpage_pmd_size" "$THP" "$FAKE_PMD" \
-        "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console --metrics-file "$WORK/m.prom"
+daemon_start_cmd "${FAKE_PMD_NS[@]}" "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M"
 
 # The knob after the failing one is corrected at startup.
 thp_wait_for enabled madvise 5 || fail "enabled was not corrected: the rejected knob stopped the others"
@@ -55,11 +40,11 @@ wait_log "$ERR_RE" 5
 
 # No retry storm: several rechecks later, still one error line, and the
 # number of attempts is bounded by the rechecks (one write per recheck).
-r0=$(metric thpguard_rechecks_total)
-wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 4)) 30
-[ "$(log_count 'failed to correct')" = 1 ] || { cat "$WORK/daemon.log"; fail "the EINVAL was logged $(log_count 'failed to correct') times, want once"; }
-rechecks=$(metric thpguard_rechecks_total)
-failures=$(metric thpguard_correction_failures_total 'knob="khugepaged/max_ptes_none"')
+r0=$(metric "$M" thpguard_rechecks_total)
+wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 4)) 30
+[ "$(log_count 'failed to correct')" = 1 ] || { cat "$TMP/daemon.log"; fail "the EINVAL was logged $(log_count 'failed to correct') times, want once"; }
+rechecks=$(metric "$M" thpguard_rechecks_total)
+failures=$(metric "$M" 'thpguard_correction_failures_total{knob="khugepaged/max_ptes_none"}')
 echo "after $rechecks rechecks: $failures failed attempts, $(log_count 'failed to correct') error line"
 [ -n "$failures" ] && [ "$failures" -ge 2 ] || fail "the failing knob is not retried at the recheck (failures=${failures:-absent})"
 [ "$failures" -le $((rechecks + 2)) ] || fail "retry storm: $failures attempts for $rechecks rechecks"
@@ -75,12 +60,12 @@ wait_log 'msg="corrected enabled: never -> madvise \(inotify\)"' 5
 other=$((before > 0 ? before - 1 : 1))
 thp_set khugepaged/max_ptes_none "$other"
 wait_log "failed to correct khugepaged/max_ptes_none: $other -> 1000 .*errno=22" 10
-r0=$(metric thpguard_rechecks_total)
-wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 3)) 30
+r0=$(metric "$M" thpguard_rechecks_total)
+wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 3)) 30
 [ "$(log_count 'failed to correct')" = 2 ] || fail "want 2 error lines (one per foreign value), got $(log_count 'failed to correct')"
 thp_set khugepaged/max_ptes_none "$before"
 
 daemon_stop
 [ "$(cat "$THP/hpage_pmd_size")" = "$REAL_PMD" ] || fail "the fake hpage_pmd_size leaked out of the private namespace"
-grep -q 'AddressSanitizer\|runtime error' "$WORK/daemon.log" && fail "sanitizer report"
+grep -q 'AddressSanitizer\|runtime error' "$TMP/daemon.log" && fail "sanitizer report"
 echo "PASS: EINVAL logged once with errno=22, retried quietly, the other knobs enforced"

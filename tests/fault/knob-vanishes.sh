@@ -13,29 +13,28 @@
 # size directory, whose inotify watch is lost and re-added.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_no_sysfs
 fixture_on_tmpfs
 ORIG_ENABLED=$(cat "$T/enabled")
-snapshot() { (cd "$ROOT" && find ./kernel -type f -exec md5sum {} + | sort) >"$WORK/tree.$1"; }
+snapshot() { (cd "$ROOT" && find ./kernel -type f -exec md5sum {} + | sort) >"$TMP/tree.$1"; }
 
 # What the 6.18 fixture reads: nothing to correct, so nothing is written.
-write_policy 'recheck_interval = 1;
+write_policy "$POLICY" 'recheck_interval = 1;
 thp = {
   enabled = "madvise";
   khugepaged = { defrag = true; };
   sizes = ( { size = "64kB"; enabled = "never"; } );
 };'
 snapshot before
-daemon_start --sysfs-root "$ROOT" --metrics-file "$WORK/m.prom"
+daemon_start --sysfs-root "$ROOT" --metrics-file "$M"
 wait_log 'msg="started: enforcing 3 knobs .* 0 corrected at startup"' 5
 
 # --- a file disappears ------------------------------------------------------
 rm "$T/enabled"
 wait_log 'level=warn msg="enabled is unsupported: not present on this kernel; skipping it" knob=enabled' 5
-r0=$(metric thpguard_rechecks_total)
-wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 3)) 30
+r0=$(metric "$M" thpguard_rechecks_total)
+wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 3)) 30
 [ "$(log_count 'enabled is unsupported')" = 1 ] || fail "unsupported logged $(log_count 'enabled is unsupported') times over rechecks, want once"
-[ "$(metric thpguard_knob_supported 'knob="enabled"')" = 0 ] || fail "metrics: enabled still supported"
+[ "$(metric "$M" 'thpguard_knob_supported{knob="enabled"}')" = 0 ] || fail "metrics: enabled still supported"
 kill -0 "$DAEMON_PID" || fail "the daemon died when a knob disappeared"
 
 # --- it reappears (a new inode, by rename) ------------------------------------
@@ -43,25 +42,25 @@ printf '%s\n' "$ORIG_ENABLED" >"$ROOT/enabled.new"
 mv "$ROOT/enabled.new" "$T/enabled"
 wait_log 'level=info msg="enabled can be enforced again" knob=enabled' 5
 [ "$(log_count 'enabled can be enforced again')" = 1 ] || fail "want one 'can be enforced again'"
-r0=$(metric thpguard_rechecks_total)
-wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 2)) 30
-[ "$(metric thpguard_knob_supported 'knob="enabled"')" = 1 ] || fail "metrics: enabled not supported again"
-[ "$(metric thpguard_knob_compliant 'knob="enabled"')" = 1 ] || fail "metrics: enabled not checked again"
+r0=$(metric "$M" thpguard_rechecks_total)
+wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 2)) 30
+[ "$(metric "$M" 'thpguard_knob_supported{knob="enabled"}')" = 1 ] || fail "metrics: enabled not supported again"
+[ "$(metric "$M" 'thpguard_knob_compliant{knob="enabled"}')" = 1 ] || fail "metrics: enabled not checked again"
 
 # --- a whole size directory disappears and comes back -------------------------
 cp -a "$T/hugepages-64kB" "$ROOT/hugepages-64kB.saved"
 rm -rf "$T/hugepages-64kB"
 wait_log 'level=warn msg="lost the inotify watch on .*/hugepages-64kB; relying on the 1s recheck' 5
 wait_log 'msg="hugepages-64kB/enabled is unsupported: not present on this kernel; skipping it"' 5
-r0=$(metric thpguard_rechecks_total)
-wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 3)) 30
+r0=$(metric "$M" thpguard_rechecks_total)
+wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 3)) 30
 [ "$(log_count 'hugepages-64kB/enabled is unsupported')" = 1 ] || fail "size dir: unsupported logged more than once"
 cp -a "$ROOT/hugepages-64kB.saved" "$T/hugepages-64kB"
 wait_log 'msg="re-added 1 lost inotify watch"' 5
 wait_log 'msg="hugepages-64kB/enabled can be enforced again"' 5
 daemon_stop
 snapshot after
-cmp -s "$WORK/tree.before" "$WORK/tree.after" || { diff "$WORK/tree.before" "$WORK/tree.after" >&2; fail "the daemon wrote to the fixture tree"; }
+cmp -s "$TMP/tree.before" "$TMP/tree.after" || { diff "$TMP/tree.before" "$TMP/tree.after" >&2; fail "the daemon wrote to the fixture tree"; }
 
 # --- audit mode: a file that comes back drifted is checked and reported ------
 daemon_start --sysfs-root "$ROOT" --audit

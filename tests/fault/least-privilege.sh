@@ -10,7 +10,7 @@
 # rmdir, link, symlink, truncate, chmod, chown and mknod it attempted, failed
 # or not, must name only:
 #   - a knob a policy managed: $THP/<knob>;
-#   - the metrics file, or its temporary file beside it ($WORK/.m.prom.XXXXXX),
+#   - the metrics file, or its temporary file beside it ($TMP/.m.prom.XXXXXX),
 #     created, renamed over the metrics file, or unlinked on failure.
 # Files are opened relative to directory fds (no symlink is followed below a
 # root): strace -y names each fd's path, and a name is checked as
@@ -19,10 +19,10 @@
 # metrics file), so the trace is not empty by accident.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_real_sysfs
+real_sysfs_begin
 need strace strace
 unshare -m -n true 2>/dev/null || skip "cannot create mount and network namespaces here"
-M=$WORK/m.prom
+M=$M
 
 KNOBS_A=(enabled defrag khugepaged/defrag)
 KNOBS_B=(enabled shmem_enabled)
@@ -30,22 +30,17 @@ for k in "${KNOBS_A[@]}" "${KNOBS_B[@]}"; do [ -f "$THP/$k" ] || skip "this kern
 thp_set enabled always
 thp_set defrag always
 thp_set khugepaged/defrag 0
-write_policy 'recheck_interval = 1; fight_threshold = 0;
+write_policy "$POLICY" 'recheck_interval = 1; fight_threshold = 0;
 thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = true; }; };'
 
 # LeakSanitizer cannot run under ptrace; the rest of ASan can.
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-        strace -f -qq -y -s 4096 -o "$WORK/strace.log" -e trace=%file \
-        "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console --metrics-file "$M" 9>&- 2>"$WORK/daemon.log" &
-STRACE_PID=$!
-fault_on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
-for _ in $(seq 1000); do
-        grep -q 'msg="started' "$WORK/daemon.log" 2>/dev/null && break
-        kill -0 $STRACE_PID 2>/dev/null || break
-        sleep 0.01
-done
-DAEMON_PID=$(pgrep -P $STRACE_PID -x thpguardd) || { cat "$WORK/daemon.log"; fail "thpguardd did not start under strace"; }
-wait_log 'msg="started' 10
+# strace forks the daemon: DAEMON_PID is strace's until the daemon's is known.
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 daemon_start_cmd \
+        strace -f -qq -y -s 4096 -o "$TMP/strace.log" -e trace=%file \
+        "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M"
+STRACE_PID=$DAEMON_PID
+on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
+DAEMON_PID=$(pgrep -P $STRACE_PID -x thpguardd) || { cat "$TMP/daemon.log"; fail "thpguardd did not start under strace"; }
 
 thp_wait_for enabled madvise 10 || fail "startup did not correct"
 # inotify-visible drift.
@@ -55,17 +50,17 @@ thp_set khugepaged/defrag 0
 thp_wait_for khugepaged/defrag 1 10 || fail "inotify drift not corrected"
 # recheck-only drift: through a second sysfs mount, in new mount and network namespaces.
 unshare -m -n --propagation private sh -c 'mkdir -p "$1" && mount -t sysfs sysfs "$1" &&
-        echo always >"$1/kernel/mm/transparent_hugepage/defrag"' _ "$WORK/sys2" 9>&-
+        echo always >"$1/kernel/mm/transparent_hugepage/defrag"' _ "$TMP/sys2" 9>&-
 thp_wait_for defrag madvise 10 || fail "recheck drift not corrected"
 # A valid reload that changes the managed set, then an invalid one.
 shmem=$(thp_get shmem_enabled)
 want_shmem=$([ "$shmem" = never ] && echo advise || echo never)
-write_policy "recheck_interval = 1; fight_threshold = 0;
+write_policy "$POLICY" "recheck_interval = 1; fight_threshold = 0;
 thp = { enabled = \"never\"; shmem_enabled = \"$want_shmem\"; };"
 kill -HUP "$DAEMON_PID"
 thp_wait_for enabled never 10 || fail "reload not applied"
 thp_wait_for shmem_enabled "$want_shmem" 10 || fail "reload not applied"
-write_policy 'thp = { enabled = "sometimes"; };'
+write_policy "$POLICY" 'thp = { enabled = "sometimes"; };'
 wait_log 'policy rejected' 10
 # Let a recheck or two rewrite the metrics file, then stop.
 sleep 2.5
@@ -73,7 +68,7 @@ kill -TERM "$DAEMON_PID"
 rc=0
 wait $STRACE_PID || rc=$?
 DAEMON_PID=
-[ $rc -eq 0 ] || { cat "$WORK/daemon.log"; fail "thpguardd exited $rc"; }
+[ $rc -eq 0 ] || { cat "$TMP/daemon.log"; fail "thpguardd exited $rc"; }
 
 # Positive controls.
 [ "$(log_count 'msg="corrected ')" -ge 5 ] || fail "fewer corrections than driven: the trace would prove little"
@@ -84,7 +79,7 @@ allowed_knob() {
         for k in "${KNOBS_A[@]}" "${KNOBS_B[@]}"; do [ "$p" = "$THP/$k" ] && return 0; done
         return 1
 }
-is_tmp() { [[ $1 =~ ^$WORK/\.m\.prom\.[A-Za-z0-9]{6}$ ]]; }
+is_tmp() { [[ $1 =~ ^$TMP/\.m\.prom\.[A-Za-z0-9]{6}$ ]]; }
 
 violation() { echo "VIOLATION: $*" >&2; violations=$((violations + 1)); }
 # at DIRFD NAME: the path a *at() call names. strace -y writes a directory fd
@@ -157,19 +152,19 @@ check_trace() {
 # The checker itself must catch a stray write (a negative control), also one
 # named relative to a directory fd, and pass the daemon's own.
 printf '%s\n' "1 openat(AT_FDCWD</>, \"/etc/thpguard-stray\", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 3" \
-        "1 renameat2(4<$WORK>, \".m.prom.AbC123\", 4<$WORK>, \"passwd\", 0) = 0" \
+        "1 renameat2(4<$TMP>, \".m.prom.AbC123\", 4<$TMP>, \"passwd\", 0) = 0" \
         "1 unlink(\"$THP/enabled\") = -1 EPERM (Operation not permitted)" \
-        "1 mkdir(\"$WORK/x\", 0755) = 0" \
+        "1 mkdir(\"$TMP/x\", 0755) = 0" \
         "1 openat(5</etc>, \"shadow\", O_RDWR|O_NOFOLLOW|O_CLOEXEC) = 6</etc/shadow>" \
         "1 openat(5<$THP>, \"enabled\", O_RDWR|O_NOCTTY|O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC) = 6<$THP/enabled>" \
-        "1 openat(4<$WORK>, \".m.prom.AbC123\", O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0644) = 5" \
-        "1 renameat(4<$WORK>, \".m.prom.AbC123\", 4<$WORK>, \"m.prom\") = 0" \
-        "1 unlinkat(4<$WORK>, \".m.prom.AbC123\", 0) = 0" >"$WORK/bad.log"
-check_trace "$WORK/bad.log" 2>/dev/null
+        "1 openat(4<$TMP>, \".m.prom.AbC123\", O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0644) = 5" \
+        "1 renameat(4<$TMP>, \".m.prom.AbC123\", 4<$TMP>, \"m.prom\") = 0" \
+        "1 unlinkat(4<$TMP>, \".m.prom.AbC123\", 0) = 0" >"$TMP/bad.log"
+check_trace "$TMP/bad.log" 2>/dev/null
 [ "$violations" = 5 ] && [ "$writes" = 4 ] && [ "$renames" = 2 ] ||
         fail "test bug: the trace checker found $violations of 5 planted violations ($writes writes, $renames renames)"
-check_trace "$WORK/strace.log"
-echo "strace: $(wc -l <"$WORK/strace.log") path syscalls, $writes opens for writing, $renames renames, $violations violations"
+check_trace "$TMP/strace.log"
+echo "strace: $(wc -l <"$TMP/strace.log") path syscalls, $writes opens for writing, $renames renames, $violations violations"
 [ "$violations" = 0 ] || fail "$violations writes outside the managed knobs and the metrics file"
 [ "$writes" -ge 2 ] && [ "$renames" -ge 2 ] || fail "test bug: the trace shows no knob or metrics write"
 echo "PASS: every write went to a managed knob or the metrics file"

@@ -19,54 +19,50 @@
 #      name: written again, the symlink replaced, not followed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_no_sysfs
 [ "$(id -u)" = 0 ] || skip "needs root to act as nobody and to own the metrics directory"
 need setpriv util-linux
 fixture_on_tmpfs
-chmod 0755 "$WORK"
-P=$WORK/p
-mkdir -m 0755 "$P" "$P/metrics" "$WORK/elsewhere"
+chmod 0755 "$TMP"
+P=$TMP/p
+mkdir -m 0755 "$P" "$P/metrics" "$TMP/elsewhere"
 chown 65534:65534 "$P"
-ELSEWHERE=$WORK/elsewhere
+ELSEWHERE=$TMP/elsewhere
 M=$P/metrics/thpguard.prom
-write_policy 'recheck_interval = 1; fight_threshold = 0; thp = { use_zero_page = false; };'
+write_policy "$POLICY" 'recheck_interval = 1; fight_threshold = 0; thp = { use_zero_page = false; };'
 [ "$(cat "$T/use_zero_page")" = 1 ] || fail "the 6.18 fixture changed: use_zero_page must read 1"
 
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$1"; }
 # drift_corrected N: a drift of use_zero_page is corrected: N corrections
 # since startup, by inotify or, should the queue overflow on a busy machine,
 # by the recheck.
-corrections() { log_count 'msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)\)"'; }
+CORRECTED='msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)\)"'
 drift_corrected() {
         echo 1 >"$T/use_zero_page"
-        for ((i = 0; i < 500; i++)); do
-                [ "$(corrections)" -ge "$1" ] && return 0
-                sleep 0.01
-        done
-        cat "$WORK/daemon.log" >&2
+        wait_until 5 log_count_ge "$CORRECTED" "$1" && return 0
+        cat "$TMP/daemon.log" >&2
         fail "drift $1 of use_zero_page was not corrected"
 }
 # refused_once WHY DIR: logged once (from now on) over three rechecks, and DIR stays empty.
 refused_once() {
         local line="level=warn msg=\"cannot write the metrics file $M: $1; retrying later\""
         local from
-        from=$(($(wc -l <"$WORK/daemon.log") + 1))
+        from=$(($(wc -l <"$TMP/daemon.log") + 1))
         for ((i = 0; i < 500; i++)); do
-                tail -n +"$from" "$WORK/daemon.log" | grep -qF -- "$line" && break
+                tail -n +"$from" "$TMP/daemon.log" | grep -qF -- "$line" && break
                 sleep 0.01
         done
         sleep 3.2
-        [ "$(tail -n +"$from" "$WORK/daemon.log" | grep -cF -- "$line")" = 1 ] || {
-                cat "$WORK/daemon.log" >&2
+        [ "$(tail -n +"$from" "$TMP/daemon.log" | grep -cF -- "$line")" = 1 ] || {
+                cat "$TMP/daemon.log" >&2
                 fail "the refusal was not logged exactly once: $1"
         }
         [ -z "$(ls -A "$2")" ] || fail "the daemon wrote into $2: $(ls -A "$2")"
 }
 
 # 1. Debian's layout is accepted.
-daemon_start_cmd "$THPGUARDD" --config "$WORK/thpguard.conf" --sysfs-root "$ROOT" --log-target=console \
+daemon_start_cmd "$THPGUARDD" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console \
         --metrics-file "$M"
-for ((i = 0; i < 500; i++)); do [ -s "$M" ] && break; sleep 0.01; done
+wait_until 5 test -s "$M" || true
 grep -q '^thpguard_up 1$' "$M" || fail "no metrics file in a root-owned 0755 directory: $(ls -la "$P/metrics")"
 [ "$(log_count 'cannot write the metrics file')" = 0 ] || fail "a safe directory was refused"
 
@@ -88,14 +84,14 @@ counted=$(awk '/^thpguard_corrections_total\{knob="use_zero_page",trigger="(inot
 [ "$counted" -ge 2 ] || fail "the metrics file is not current: $counted corrections, 2 made: $(grep corrections_total "$M")"
 
 # 5. Root's but world-writable, as a Kubernetes emptyDir always is: refused.
-mv "$M" "$WORK/kept.prom"
+mv "$M" "$TMP/kept.prom"
 chmod 0777 "$P/metrics"
 refused_once 'its directory can be written by a user other than root; refused' "$P/metrics"
 drift_corrected 3
 # Safe again, with a symlink left at the file's name: replaced, not followed.
 ln -s "$ELSEWHERE/thpguard.prom" "$M"
 chmod 0755 "$P/metrics"
-for ((i = 0; i < 300; i++)); do [ -f "$M" ] && [ ! -L "$M" ] && break; sleep 0.01; done
+wait_until 3 eval '[ -f "$M" ] && [ ! -L "$M" ]' || true
 [ -f "$M" ] && [ ! -L "$M" ] || fail "the symlink at $M was not replaced: $(ls -l "$M")"
 [ "$(stat -c %u "$M")" = 0 ] || fail "$M is not root's"
 kill -0 "$DAEMON_PID" || fail "the daemon died"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Fault: --log-target=journal and no journald. The daemon runs in a private
 # mount namespace with a fresh tmpfs on /run/systemd/journal (not on all of
-# /run, which holds $WORK), so whatever runs on the host (a journald, a stale
+# /run, which holds $TMP), so whatever runs on the host (a journald, a stale
 # socket left by one) is out of its sight and nothing on the host is moved
 # or stopped. Two cases:
 #   - no socket at all (sd_journal_send() would return 0: the entry silently
@@ -13,8 +13,8 @@
 # drift, reload), the reload, a rejected policy, and the exit line.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-private_ns_ok
-fault_real_sysfs
+need_mount_ns
+real_sysfs_begin
 
 # in_ns_without_journal stale|none CMD...: execs CMD (call it in a subshell).
 in_ns_without_journal() {
@@ -38,9 +38,9 @@ for case in none stale; do
                 continue
         fi
         thp_set enabled always
-        write_policy 'recheck_interval = 3600; fight_threshold = 0;
+        write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "madvise"; };'
-        daemon_start_cmd in_ns_without_journal $case "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=journal
+        daemon_start_cmd in_ns_without_journal $case "$THPGUARDD" --config "$POLICY" --log-target=journal
         thp_wait_for enabled madvise 5 || fail "$case: startup did not correct"
         for i in $(seq $DRIFTS); do
                 thp_set enabled "$([ $((i % 2)) = 0 ] && echo always || echo never)"
@@ -48,22 +48,19 @@ thp = { enabled = "madvise"; };'
                 # The next drift only once the daemon is done with this one (its
                 # line is written after the read-back): a write racing that
                 # read-back would be a "did not stick", not another drift.
-                for ((t = 0; t < 500; t++)); do
-                        [ "$(log_count 'corrected enabled: .* \(inotify\)')" -ge "$i" ] && break
-                        sleep 0.01
-                done
+                wait_until 5 log_count_ge 'corrected enabled: .* \(inotify\)' "$i" || true
         done
         # A valid reload that changes the value, then an invalid one.
-        write_policy 'recheck_interval = 3600; fight_threshold = 0;
+        write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "never"; };'
         kill -HUP "$DAEMON_PID"
         thp_wait_for enabled never 5 || fail "$case: reload not applied"
         wait_log 'msg="policy reloaded' 5
-        write_policy 'thp = { enabled = "sometimes"; };'
+        write_policy "$POLICY" 'thp = { enabled = "sometimes"; };'
         wait_log 'msg="policy rejected' 5
         daemon_stop
 
-        cat "$WORK/daemon.log"
+        cat "$TMP/daemon.log"
         want() { # COUNT REGEX
                 local n
                 n=$(log_count "$2")
@@ -77,7 +74,7 @@ thp = { enabled = "never"; };'
         want 1 '^level=error msg="policy rejected, keeping the last good one: .*invalid value \\"sometimes\\"'
         want 1 '^level=info msg="received Terminated; exiting, knobs left as they are"$'
         want $((DRIFTS + 6)) '^level=[a-z]+ msg="'
-        lines=$(wc -l <"$WORK/daemon.log")
+        lines=$(wc -l <"$TMP/daemon.log")
         [ "$lines" = $((DRIFTS + 6)) ] || fail "$case: $lines lines on stderr, want $((DRIFTS + 6)): something else or something partial"
 done
 echo "PASS: with no journald every event came out on stderr as logfmt"

@@ -9,15 +9,15 @@
 # sysfs is corrected), and putting a good file back reloads it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_real_sysfs
+real_sysfs_begin
 # shellcheck disable=SC2034 # used by the commands fault() evals
-P=$WORK/thpguard.conf
+P=$POLICY
 GOOD='recheck_interval = 1; fight_threshold = 0;
 thp = { enabled = "madvise"; };'
 
 thp_set enabled always
-write_policy "$GOOD"
-daemon_start --metrics-file "$WORK/m.prom"
+write_policy "$POLICY" "$GOOD"
+daemon_start --metrics-file "$M"
 thp_wait_for enabled madvise 5 || fail "startup did not correct"
 
 # fault NAME REASON_REGEX BREAK RESTORE: BREAK and RESTORE are run with the
@@ -33,8 +33,8 @@ fault() {
         kill -CONT "$DAEMON_PID"
         wait_log "^level=error msg=\"policy rejected, keeping the last good one: .*$why" 10
         # Several rechecks later: still one error, and no reload either.
-        r0=$(metric thpguard_rechecks_total)
-        wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 2)) 30
+        r0=$(metric "$M" thpguard_rechecks_total)
+        wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 2)) 30
         [ "$(log_count 'policy rejected')" = $((rej0 + 1)) ] ||
                 fail "$name: $(($(log_count 'policy rejected') - rej0)) rejections, want exactly 1"
         [ "$(log_count 'policy reloaded')" = "$rel0" ] || fail "$name: a bad policy file was loaded"
@@ -46,10 +46,7 @@ fault() {
         eval "$restore_cmd"
         kill -CONT "$DAEMON_PID"
         wait_log "policy reloaded.*" 10
-        for ((i = 0; i < 500; i++)); do
-                [ "$(log_count 'policy reloaded')" -gt "$rel0" ] && break
-                sleep 0.01
-        done
+        wait_until 5 log_count_ge 'policy reloaded' $((rel0 + 1)) || true
         [ "$(log_count 'policy reloaded')" = $((rel0 + 1)) ] ||
                 fail "$name: restoring a good file: $(($(log_count 'policy reloaded') - rel0)) reloads, want 1"
         [ "$(log_count 'policy rejected')" = $((rej0 + 1)) ] || fail "$name: restoring the file was rejected"
@@ -58,18 +55,18 @@ fault() {
 }
 
 fault deleted 'thpguard.conf: cannot open: No such file or directory' \
-        'rm "$P"' 'write_policy "$GOOD"'
+        'rm "$P"' 'write_policy "$POLICY" "$GOOD"'
 fault world-writable 'thpguard.conf: mode 0666 lets group or others write it; refusing it' \
         'chmod 0666 "$P"' 'chmod 0644 "$P"'
 fault directory 'thpguard.conf: not a regular file' \
-        'rm "$P"; mkdir "$P"' 'rmdir "$P"; write_policy "$GOOD"'
+        'rm "$P"; mkdir "$P"' 'rmdir "$P"; write_policy "$POLICY" "$GOOD"'
 fault invalid-syntax 'thpguard.conf:2: syntax error' \
-        'printf "recheck_interval = 1;\nthp = { enabled = madvise; };\n" >"$P"' 'write_policy "$GOOD"'
+        'printf "recheck_interval = 1;\nthp = { enabled = madvise; };\n" >"$P"' 'write_policy "$POLICY" "$GOOD"'
 # Last: an empty policy is valid syntax that manages nothing, and taking it
 # would silently stop enforcement.
 fault truncated 'thpguard.conf: .*(empty|no knob)' \
-        ': >"$P"' 'write_policy "$GOOD"'
+        ': >"$P"' 'write_policy "$POLICY" "$GOOD"'
 
 daemon_stop
-[ "$(metric thpguard_policy_reloads_total 'result="failed"')" = 5 ] || fail "metrics: $(metric thpguard_policy_reloads_total 'result="failed"') failed reloads, want 5"
+[ "$(metric "$M" 'thpguard_policy_reloads_total{result="failed"}')" = 5 ] || fail "metrics: $(metric "$M" 'thpguard_policy_reloads_total{result="failed"}') failed reloads, want 5"
 echo "PASS: each bad policy file was rejected once and the last good one kept"

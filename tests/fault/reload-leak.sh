@@ -19,7 +19,6 @@
 # running daemon keeps enforcing its first policy.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_no_sysfs
 fixture_on_tmpfs
 RELOADS=${RELOADS:-1000}
 WARMUP=20
@@ -27,9 +26,9 @@ SLACK_KB=1024
 STRING_MAX=$(sed -n 's/^#define POLICY_STRING_MAX *\([0-9][0-9]*\).*/\1/p' "$SRCDIR/include/thpguard/policy.h")
 [ -n "$STRING_MAX" ] || fail "test bug: no POLICY_STRING_MAX in include/thpguard/policy.h"
 
-write_policy 'recheck_interval = 3600;
+write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { enabled = "madvise"; };'
-daemon_start_cmd "$THPGUARDD_PLAIN" --config "$WORK/thpguard.conf" --sysfs-root "$ROOT" --log-target=console
+daemon_start_cmd "$THPGUARDD_PLAIN" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
 
@@ -39,8 +38,8 @@ literal_line() { printf '"%s"\n' "$(head -c "$1" /dev/zero | tr '\0' A)"; }
 # Waiting without a process per poll (grep and sleep would make the 2,000
 # waits take most of a minute): the log is read line by line on fd 3, and a
 # read with a timeout on a FIFO nobody writes is the sleep.
-mkfifo "$WORK/never"
-exec 3<"$WORK/daemon.log" 4<>"$WORK/never"
+mkfifo "$TMP/never"
+exec 3<"$TMP/daemon.log" 4<>"$TMP/never"
 REJECTED=0
 PARTIAL= # a line the daemon was still writing when it was read
 # reload: one SIGHUP, then waits for its rejection line (10 s at most).
@@ -57,14 +56,14 @@ reload() {
                 done
                 read -r -t 0.001 -u 4 line || true
         done
-        tail -3 "$WORK/daemon.log" >&2
+        tail -3 "$TMP/daemon.log" >&2
         fail "the daemon did not reject reload $((REJECTED + 1)) within 10 s"
 }
 
-failed_reloads() { # NAME: $RELOADS failed reloads of $WORK/NAME.conf
+failed_reloads() { # NAME: $RELOADS failed reloads of $TMP/NAME.conf
         local name=$1 rss0 rss i
-        cp "$WORK/$name.conf" "$WORK/next.conf"
-        mv "$WORK/next.conf" "$WORK/thpguard.conf"
+        cp "$TMP/$name.conf" "$TMP/next.conf"
+        mv "$TMP/next.conf" "$POLICY"
         # Warm up: the allocator settles around the 1 MiB read buffer first.
         for ((i = 1; i <= WARMUP; i++)); do
                 reload
@@ -79,22 +78,22 @@ failed_reloads() { # NAME: $RELOADS failed reloads of $WORK/NAME.conf
                 fi
         done
         kill -0 "$DAEMON_PID" || fail "$name: the daemon died"
-        echo "$name: $RELOADS failed reloads, RSS $rss0 kB -> $rss kB; last rejection: $(grep 'policy rejected' "$WORK/daemon.log" | tail -1 | cut -c1-200)"
+        echo "$name: $RELOADS failed reloads, RSS $rss0 kB -> $rss kB; last rejection: $(grep 'policy rejected' "$TMP/daemon.log" | tail -1 | cut -c1-200)"
 }
 
-literal_line $((900 * 1000)) >"$WORK/huge.conf"
-literal_line "$STRING_MAX" >"$WORK/bound.conf"
-chmod 0644 "$WORK/huge.conf" "$WORK/bound.conf"
+literal_line $((900 * 1000)) >"$TMP/huge.conf"
+literal_line "$STRING_MAX" >"$TMP/bound.conf"
+chmod 0644 "$TMP/huge.conf" "$TMP/bound.conf"
 failed_reloads huge
-grep -q "thpguard.conf:1: string literal longer than $STRING_MAX bytes" "$WORK/daemon.log" ||
-        fail "huge: the rejection does not say why: $(grep 'policy rejected' "$WORK/daemon.log" | tail -1 | cut -c1-300)"
+grep -q "thpguard.conf:1: string literal longer than $STRING_MAX bytes" "$TMP/daemon.log" ||
+        fail "huge: the rejection does not say why: $(grep 'policy rejected' "$TMP/daemon.log" | tail -1 | cut -c1-300)"
 failed_reloads bound
 
 # Still enforcing the first policy (on the fixture a write does not stick,
 # but it is tried), and a good policy still loads.
 printf '[always] madvise never\n' 1<>"$T/enabled" # in place: no empty read
 wait_log 'enabled: always -> madvise' 5
-write_policy 'recheck_interval = 3600;
+write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { defrag = "madvise"; };'
 kill -HUP "$DAEMON_PID"
 wait_log 'msg="policy reloaded from' 5

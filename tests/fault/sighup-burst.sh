@@ -8,11 +8,11 @@
 # is the last one written, drift is corrected, SIGTERM exits 0.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_real_sysfs
+real_sysfs_begin
 SIGNALS=1000
 
 thp_set enabled always
-write_policy 'recheck_interval = 3600; fight_threshold = 0;
+write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "madvise"; };'
 daemon_start
 thp_wait_for enabled madvise 5 || fail "startup did not correct"
@@ -23,7 +23,7 @@ ticks0=$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")
 
 for ((i = 0; i < SIGNALS / 2; i++)); do kill -HUP "$DAEMON_PID"; done
 # Halfway, a new policy: whatever the burst coalesces, this one must end up in force.
-write_policy 'recheck_interval = 3600; fight_threshold = 0;
+write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "never"; };'
 for ((i = 0; i < SIGNALS / 2; i++)); do kill -HUP "$DAEMON_PID"; done
 
@@ -42,7 +42,7 @@ thp_set enabled madvise
 thp_wait_for enabled never 5 || fail "not enforcing after the burst"
 wait_log 'msg="corrected enabled: madvise -> never \(inotify\)"' 5
 # And a single SIGHUP still reloads.
-write_policy 'recheck_interval = 3600; fight_threshold = 0;
+write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "madvise"; };'
 kill -HUP "$DAEMON_PID"
 thp_wait_for enabled madvise 5 || fail "a SIGHUP after the burst did not reload"

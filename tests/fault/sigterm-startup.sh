@@ -10,20 +10,20 @@
 # knob in flight completes; the daemon stops at its loop).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_real_sysfs
+real_sysfs_begin
 need strace strace
 
 thp_set enabled always
 thp_set defrag always
-write_policy 'recheck_interval = 3600;
+write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { enabled = "madvise"; defrag = "madvise"; };'
 
 # LeakSanitizer cannot run under ptrace: it would fail the exit.
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-        strace -f -qq -o "$WORK/strace.log" -e trace=pwrite64 -e inject=pwrite64:delay_enter=3000000:when=1 \
-        "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console 9>&- 2>"$WORK/daemon.log" &
+        strace -f -qq -o "$TMP/strace.log" -e trace=pwrite64 -e inject=pwrite64:delay_enter=3000000:when=1 \
+        "$THPGUARDD" --config "$POLICY" --log-target=console 9>&- 2>"$TMP/daemon.log" &
 STRACE_PID=$!
-fault_on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
+on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
 pid=
 for _ in $(seq 1000); do
         pid=$(pgrep -P $STRACE_PID -x thpguardd || true)
@@ -35,19 +35,19 @@ done
 in_apply=
 for _ in $(seq 1000); do
         blk=$(awk '/^SigBlk:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-        if [ $((0x$blk & (1 << 14))) -ne 0 ] && grep -q 'pwrite64' "$WORK/strace.log" 2>/dev/null; then
+        if [ $((0x$blk & (1 << 14))) -ne 0 ] && grep -q 'pwrite64' "$TMP/strace.log" 2>/dev/null; then
                 in_apply=1
                 break
         fi
         sleep 0.01
 done
-[ -n "$in_apply" ] || { cat "$WORK/strace.log" "$WORK/daemon.log" >&2; fail "never saw the daemon inside the startup apply"; }
-grep -q 'msg="started' "$WORK/daemon.log" && fail "test bug: the daemon had already finished its startup"
+[ -n "$in_apply" ] || { cat "$TMP/strace.log" "$TMP/daemon.log" >&2; fail "never saw the daemon inside the startup apply"; }
+grep -q 'msg="started' "$TMP/daemon.log" && fail "test bug: the daemon had already finished its startup"
 [ "$(thp_get enabled)" = always ] && [ "$(thp_get defrag)" = always ] || fail "test bug: a knob was written before the signal"
 kill -TERM "$pid"
 rc=0
 wait $STRACE_PID || rc=$?
-cat "$WORK/daemon.log"
+cat "$TMP/daemon.log"
 [ $rc -eq 0 ] || fail "SIGTERM during the startup apply: exit $rc, want 0"
 wait_log '^level=info msg="received Terminated; exiting, knobs left as they are"$' 1
 # Each knob reads a whole, valid value: the apply finished the knob in flight.

@@ -13,7 +13,7 @@
 # figures are printed and recorded in tests/fault/README.md.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_real_sysfs
+real_sysfs_begin
 need valgrind valgrind
 : "${THPGUARDD_PLAIN:?THPGUARDD_PLAIN is not set: run this test through ctest}"
 if nm "$THPGUARDD_PLAIN" 2>/dev/null | grep -q __asan_init; then
@@ -23,7 +23,7 @@ CORRECTIONS=${VALGRIND_CORRECTIONS:-1000}
 RELOADS=${VALGRIND_RELOADS:-100}
 
 policy() { # MODE ENABLED
-        write_policy "mode = \"$1\"; recheck_interval = 2; fight_threshold = 0;
+        write_policy "$POLICY" "mode = \"$1\"; recheck_interval = 2; fight_threshold = 0;
 thp = { enabled = \"$2\"; defrag = \"madvise\"; khugepaged = { defrag = true; }; };"
 }
 
@@ -32,8 +32,8 @@ thp_set defrag always
 policy enforce madvise
 DAEMON_START_SECONDS=120 daemon_start_cmd valgrind --tool=memcheck --leak-check=full \
         --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
-        --error-exitcode=99 --track-origins=yes --log-file="$WORK/valgrind.log" \
-        "$THPGUARDD_PLAIN" --config "$WORK/thpguard.conf" --log-target=console --metrics-file "$WORK/m.prom"
+        --error-exitcode=99 --track-origins=yes --log-file="$TMP/valgrind.log" \
+        "$THPGUARDD_PLAIN" --config "$POLICY" --log-target=console --metrics-file "$M"
 thp_wait_for enabled madvise 30 || fail "startup did not correct enabled"
 thp_wait_for defrag madvise 30 || fail "startup did not correct defrag"
 t0=$SECONDS
@@ -57,22 +57,21 @@ echo "$CORRECTIONS drifts in $((SECONDS - t0)) s: $n corrections"
 # tenth is followed by a SIGHUP that reloads the same file again.
 t0=$SECONDS
 done_reloads() { echo $(($(log_count 'msg="policy reloaded') + $(log_count 'msg="policy rejected'))); }
+reloads_done_ge() { [ "$(done_reloads)" -ge "$1" ]; }
 base=$(done_reloads)
 expected=$base
 for ((i = 1; i <= RELOADS; i++)); do
         if ((i % 2)); then
-                write_policy 'thp = { enabled = "madvise"; defrag = "sometimes"; };'
+                write_policy "$POLICY" 'thp = { enabled = "madvise"; defrag = "sometimes"; };'
         else
                 policy enforce madvise
         fi
         expected=$((expected + 1))
-        for ((w = 0; w < 3000; w++)); do [ "$(done_reloads)" -ge $expected ] && break; sleep 0.01; done
-        [ "$(done_reloads)" -ge $expected ] || fail "reload $i was not done"
+        wait_until 30 reloads_done_ge $expected || fail "reload $i was not done"
         if ((i % 10 == 0)); then
                 kill -HUP "$DAEMON_PID"
                 expected=$((expected + 1))
-                for ((w = 0; w < 3000; w++)); do [ "$(done_reloads)" -ge $expected ] && break; sleep 0.01; done
-                [ "$(done_reloads)" -ge $expected ] || fail "SIGHUP reload after $i was not done"
+                wait_until 30 reloads_done_ge $expected || fail "SIGHUP reload after $i was not done"
         fi
 done
 echo "$((expected - base)) reloads in $((SECONDS - t0)) s: $(log_count 'msg="policy rejected') rejected"
@@ -91,18 +90,18 @@ thp_wait_for enabled madvise 30 || fail "back in enforce mode, the drift was not
 # SIGTERM: valgrind exits with the daemon's status, or 99 on an error or leak.
 kill -TERM "$DAEMON_PID"
 rc=0
-for ((w = 0; w < 12000; w++)); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.01; done
+wait_until 120 eval '! kill -0 "$DAEMON_PID" 2>/dev/null' || true
 wait "$DAEMON_PID" || rc=$?
 DAEMON_PID=
 echo "---- valgrind summary"
 grep -E 'HEAP SUMMARY|in use at exit|total heap usage|LEAK SUMMARY|definitely lost|indirectly lost|possibly lost|still reachable|suppressed|All heap blocks|ERROR SUMMARY' \
-        "$WORK/valgrind.log" | sed 's/^==[0-9]*== *//'
+        "$TMP/valgrind.log" | sed 's/^==[0-9]*== *//'
 echo "----"
-[ $rc -eq 0 ] || { cat "$WORK/valgrind.log" >&2; fail "valgrind/thpguardd exited $rc (99: memcheck found errors or leaks)"; }
-grep -q 'ERROR SUMMARY: 0 errors' "$WORK/valgrind.log" || { cat "$WORK/valgrind.log" >&2; fail "memcheck errors"; }
-if ! grep -q 'All heap blocks were freed -- no leaks are possible' "$WORK/valgrind.log"; then
-        grep -q 'definitely lost: 0 bytes in 0 blocks' "$WORK/valgrind.log" || { cat "$WORK/valgrind.log" >&2; fail "definitely lost > 0"; }
-        grep -q 'indirectly lost: 0 bytes in 0 blocks' "$WORK/valgrind.log" || { cat "$WORK/valgrind.log" >&2; fail "indirectly lost > 0"; }
+[ $rc -eq 0 ] || { cat "$TMP/valgrind.log" >&2; fail "valgrind/thpguardd exited $rc (99: memcheck found errors or leaks)"; }
+grep -q 'ERROR SUMMARY: 0 errors' "$TMP/valgrind.log" || { cat "$TMP/valgrind.log" >&2; fail "memcheck errors"; }
+if ! grep -q 'All heap blocks were freed -- no leaks are possible' "$TMP/valgrind.log"; then
+        grep -q 'definitely lost: 0 bytes in 0 blocks' "$TMP/valgrind.log" || { cat "$TMP/valgrind.log" >&2; fail "definitely lost > 0"; }
+        grep -q 'indirectly lost: 0 bytes in 0 blocks' "$TMP/valgrind.log" || { cat "$TMP/valgrind.log" >&2; fail "indirectly lost > 0"; }
 fi
 wait_log '^level=info msg="received Terminated; exiting' 1
 echo "PASS: memcheck clean after startup, $CORRECTIONS corrections, $((expected - base)) reloads, audit and back, SIGTERM"

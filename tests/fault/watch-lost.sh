@@ -19,16 +19,15 @@
 #     replaced: the full recheck reads the new file.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_no_sysfs
 [ "$(id -u)" = 0 ] || skip "needs root to switch to nobody and to set a sysctl"
 need setpriv util-linux
 fixture_on_tmpfs
 chmod 0755 "$ROOT"
 # Where nobody can read the policy and run the daemon, wherever the checkout lives.
 cp "$THPGUARDD" "$ROOT/thpguardd"
-POLICY=$ROOT/thpguard.conf
-write_policy 'recheck_interval = 1; mode = "audit";
-thp = { enabled = "madvise"; defrag = "madvise"; };' "$POLICY"
+NOBODY_POLICY=$ROOT/thpguard.conf # readable by nobody
+write_policy "$NOBODY_POLICY" 'recheck_interval = 1; mode = "audit";
+thp = { enabled = "madvise"; defrag = "madvise"; };'
 grep -q '\[madvise\]' "$T/enabled" && grep -q '\[madvise\]' "$T/defrag" ||
         fail "the 6.18 fixture changed: enabled and defrag must read madvise"
 
@@ -40,9 +39,9 @@ replace() {
 
 # --- A. a watch that cannot be added ------------------------------------------
 chmod 0711 "$T"
-fault_on_exit 'chmod 0755 "$T"'
+on_exit 'chmod 0755 "$T"'
 daemon_start_cmd setpriv --reuid=65534 --regid=65534 --clear-groups \
-        "$ROOT/thpguardd" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console
+        "$ROOT/thpguardd" --config "$NOBODY_POLICY" --sysfs-root "$ROOT" --log-target=console
 wait_log 'level=warn msg="could not watch every knob directory; relying on the 1s recheck"' 5
 wait_log 'msg="started: auditing 2 knobs .* 0 drifted at startup"' 5
 
@@ -71,13 +70,12 @@ SAVED_QUEUE=$(cat $SYSCTL)
 # inotify instance on the machine with a 16-event queue.
 [ "$SAVED_QUEUE" -ge 1024 ] ||
         skip "part A passed; $SYSCTL is $SAVED_QUEUE: another test has it lowered right now"
-fault_on_exit '[ "$(cat $SYSCTL)" = "$SAVED_QUEUE" ] || echo "$SAVED_QUEUE" >$SYSCTL'
+on_exit '[ "$(cat $SYSCTL)" = "$SAVED_QUEUE" ] || echo "$SAVED_QUEUE" >$SYSCTL'
 replace "$T/enabled" 'always [madvise] never'
 replace "$T/defrag" 'always defer defer+madvise [madvise] never'
 # Run as root now: the policy leaves /dev/shm (mode 1777), which root refuses.
-POLICY=$WORK/thpguard.conf
-write_policy 'recheck_interval = 3600; mode = "audit";
-thp = { enabled = "madvise"; defrag = "madvise"; };' "$POLICY"
+write_policy "$POLICY" 'recheck_interval = 3600; mode = "audit";
+thp = { enabled = "madvise"; defrag = "madvise"; };'
 
 echo 16 >$SYSCTL
 daemon_start_cmd "$THPGUARDD" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console

@@ -14,19 +14,18 @@
 # interval). Attempts stay bounded by threshold + 1 + the seconds elapsed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-fault_no_sysfs
 fixture_on_tmpfs
 
 # The fixture reads "always [madvise] never": policy never.
-write_policy 'recheck_interval = 1;
+write_policy "$POLICY" 'recheck_interval = 1;
 thp = { enabled = "never"; };'
-daemon_start --sysfs-root "$ROOT" --metrics-file "$WORK/m.prom"
+daemon_start --sysfs-root "$ROOT" --metrics-file "$M"
 wait_log 'level=error msg="failed to correct enabled: madvise -> never \(startup\): the write did not stick: reads back madvise".*errno=5' 5
 ticks0=$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")
-r0=$(metric thpguard_rechecks_total)
-wait_metric_ge thpguard_rechecks_total "" $((${r0:-0} + 3)) 30
-rechecks=$(metric thpguard_rechecks_total)
-failures=$(metric thpguard_correction_failures_total 'knob="enabled"')
+r0=$(metric "$M" thpguard_rechecks_total)
+wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 3)) 30
+rechecks=$(metric "$M" thpguard_rechecks_total)
+failures=$(metric "$M" 'thpguard_correction_failures_total{knob="enabled"}')
 ticks=$(($(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") - ticks0))
 echo "after $rechecks rechecks: $failures failed attempts, $ticks CPU ticks ($(getconf CLK_TCK)/s), $(log_count 'failed to correct') error lines"
 [ "$(log_count 'failed to correct')" = 1 ] || fail "logged $(log_count 'failed to correct') times, want once"

@@ -8,19 +8,11 @@
 # version, and the JSONC_0.14 node by name: the functions json-c 0.14 added
 # (its ChangeLog: 64-bit unsigned integers and json_tokener_get_parse_end).
 set -euo pipefail
-
-skip() {
-        echo "SKIP: $*"
-        exit 77
-}
-fail() {
-        echo "FAIL: $*"
-        exit 1
-}
+. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/test.sh"
 
 [ -n "${THPGUARD_LIBSYSTEMD_API:-}" ] && [ -n "${THPGUARD_JSONC_API:-}" ] ||
         skip "not a floor build: configure with -DTHPGUARD_LIBSYSTEMD_API=239 -DTHPGUARD_JSONC_API=0.13 (tests/run-all builds build-floor so)"
-command -v objdump >/dev/null || skip "objdump not found (package binutils)"
+need objdump binutils
 
 jsonc_014_added=(json_object_new_uint64 json_object_get_uint64 json_object_set_uint64 json_tokener_get_parse_end)
 

@@ -6,11 +6,10 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 
 root=$(fixture_copy 6.18)
 POL=$TMP/ok.conf
-policy "$POL" <<<'thp = { enabled = "madvise"; defrag = "madvise"; };'
+write_policy "$POL" <<<'thp = { enabled = "madvise"; defrag = "madvise"; };'
 
 for opt in --help -h; do
         run "$THPGUARDD" "$opt"

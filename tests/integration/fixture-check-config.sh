@@ -6,10 +6,9 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 
 POL_PORTABLE=$TMP/portable.conf
-policy "$POL_PORTABLE" <<'CONF'
+write_policy "$POL_PORTABLE" <<'CONF'
 mode = "enforce";
 recheck_interval = 30;
 thp = {
@@ -27,7 +26,7 @@ thp = {
 CONF
 
 POL_MODERN=$TMP/modern.conf
-policy "$POL_MODERN" <<'CONF'
+write_policy "$POL_MODERN" <<'CONF'
 thp = {
   enabled = "madvise";
   defrag = "defer+madvise";

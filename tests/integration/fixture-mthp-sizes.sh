@@ -7,7 +7,6 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 
 root=$(fixture_copy 6.18)
 thp=$root/kernel/mm/transparent_hugepage
@@ -17,7 +16,7 @@ if [ ! -d "$thp/hugepages-8kB" ] || [ -e "$thp/hugepages-8kB/enabled" ]; then
 fi
 
 P=$TMP/sizes.conf
-policy "$P" <<'CONF'
+write_policy "$P" <<'CONF'
 thp = {
   sizes = (
     { size = "8kB";
@@ -57,7 +56,7 @@ expect_fixture_unchanged 6.18 "$root"
 
 # hugepages-64kB/enabled drifting: the write goes to that file and no other.
 P2=$TMP/sizes-drift.conf
-policy "$P2" <<'CONF'
+write_policy "$P2" <<'CONF'
 thp = {
   sizes = (
     { size = "8kB"; enabled = "madvise"; },

@@ -12,11 +12,10 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 
 # make_policy FILE MODE EN DF KDB(true|false)
 make_policy() {
-        policy "$1" <<CONF
+        write_policy "$1" <<CONF
 mode = "$2";
 thp = {
   enabled = "$3";

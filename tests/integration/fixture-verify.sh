@@ -6,7 +6,6 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 # Debian's python3 (json is in its standard library); a pyenv shim on PATH
 # costs a second per start.
 PYTHON=$(command -v /usr/bin/python3 python3 | head -n1) || skip "python3 is needed to parse --verify --json"
@@ -48,7 +47,7 @@ thp = {
 make_policy() {
         local kdb=false
         [ "$4" = 1 ] && kdb=true
-        sed -e "s/@EN@/$2/" -e "s/@DF@/$3/" -e "s/@KDB@/$kdb/" <<<"$TEMPLATE" | policy "$1"
+        sed -e "s/@EN@/$2/" -e "s/@DF@/$3/" -e "s/@KDB@/$kdb/" <<<"$TEMPLATE" | write_policy "$1"
 }
 
 # The knob=desired list for given EN DF KD.
@@ -191,7 +190,7 @@ for fx in "${FIXTURE_NAMES[@]}"; do
 
         # defer+madvise on a kernel without it: unsupported, not drift, in both forms.
         pol=$TMP/defer-$fx.conf
-        policy "$pol" <<<'thp = { defrag = "defer+madvise"; };'
+        write_policy "$pol" <<<'thp = { defrag = "defer+madvise"; };'
         run "$THPGUARDD" --verify --config "$pol" --sysfs-root "$root"
         if [ "$fx" = el7-3.10 ]; then
                 expect_rc 0 "$fx: --verify (an unsupported value is not drift)"

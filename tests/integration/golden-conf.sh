@@ -12,7 +12,6 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 
 CONF_DIR=$SRCDIR/conf
 [ -d "$CONF_DIR" ] || fail "no conf/ directory in $SRCDIR"
@@ -33,7 +32,7 @@ n=0
 for rel in "${CONFS[@]}"; do
         copy=$TMP/conf/$rel
         mkdir -p "$(dirname "$copy")"
-        policy "$copy" <"$CONF_DIR/$rel"
+        write_policy "$copy" <"$CONF_DIR/$rel"
         for r in "${roots[@]}"; do
                 run "$THPGUARDD" -n --config "$copy" --sysfs-root "$r"
                 expect_rc 0 "conf/$rel against --sysfs-root $r"

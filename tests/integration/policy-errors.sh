@@ -1,5 +1,5 @@
 #!/bin/bash
-# Policy errors end to end, from the binary (tests/unit/test-policy.c covers
+# Policy errors end to end, from the binary (tests/unit/policy.c covers
 # each class in detail): every error names file:line (or file: for file-level
 # problems), all errors of a file come out in one run, and the exit codes are
 # -n 1, --verify 2, --once 2. Every bad policy here also asks for a value that
@@ -8,7 +8,6 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 
 root=$(fixture_copy 6.18)
 mapfile -t dirs < <(find "$root/kernel/mm/transparent_hugepage" -type d)
@@ -35,7 +34,7 @@ check_bad() {
 
 # Every in-file error class at once: all reported, each with its line.
 P=$TMP/many.conf
-policy "$P" <<'CONF'
+write_policy "$P" <<'CONF'
 mode = "enforce";
 bogus_top = 1;
 thp = {
@@ -86,17 +85,17 @@ check_bad "many errors" "$P" \
 
 # A libconfig syntax error: its line.
 P=$TMP/syntax.conf
-printf 'thp = {\n  enabled = "never";\n  defrag = ;\n};\n' | policy "$P"
+printf 'thp = {\n  enabled = "never";\n  defrag = ;\n};\n' | write_policy "$P"
 check_bad "syntax error" "$P" "^$(re "$P"):3: syntax error$"
 
 # An unterminated group: the error is at the end.
 P=$TMP/unterminated.conf
-printf 'thp = {\n  enabled = "never";\n' | policy "$P"
+printf 'thp = {\n  enabled = "never";\n' | write_policy "$P"
 check_bad "unterminated group" "$P" "^$(re "$P"):[23]: syntax error$"
 
 # Wrong type for a group and for the sizes list.
 P=$TMP/types.conf
-printf 'mode = 1;\nthp = {\n  enabled = "never";\n  khugepaged = 5;\n  sizes = "64kB";\n};\n' | policy "$P"
+printf 'mode = 1;\nthp = {\n  enabled = "never";\n  khugepaged = 5;\n  sizes = "64kB";\n};\n' | write_policy "$P"
 check_bad "wrong group types" "$P" \
         "^$(re "$P"):1: mode: expected a string, got an integer$" \
         "^$(re "$P"):4: thp\.khugepaged: expected a group, khugepaged = \{ \.\.\. \}, got an integer$" \
@@ -104,19 +103,19 @@ check_bad "wrong group types" "$P" \
 
 # @include would let a policy pull in any file.
 P=$TMP/include.conf
-printf 'thp = { enabled = "never"; };\n@include "/etc/passwd"\n' | policy "$P"
+printf 'thp = { enabled = "never"; };\n@include "/etc/passwd"\n' | write_policy "$P"
 check_bad "@include" "$P" "^$(re "$P"):2: @include is not supported in a policy$"
 
 # File-level problems: named by file, no line.
 P=$TMP/nul.conf
-printf 'thp = { enabled = "never"; };\n\0\n' | policy "$P"
+printf 'thp = { enabled = "never"; };\n\0\n' | write_policy "$P"
 check_bad "NUL byte" "$P" "^$(re "$P"): contains a NUL byte; a policy is a text file$"
 
 P=$TMP/big.conf
 {
         echo 'thp = { enabled = "never"; };'
         head -c $((1024 * 1024)) /dev/zero | tr '\0' '#'
-} | policy "$P"
+} | write_policy "$P"
 check_bad "larger than 1 MiB" "$P" "^$(re "$P"): is [0-9]+ bytes; a policy may be at most 1048576 bytes$"
 
 check_bad "missing file" "$TMP/missing.conf" "^$(re "$TMP/missing.conf"): cannot open: No such file or directory$"
@@ -132,7 +131,7 @@ check_bad "a character device" /dev/null "^/dev/null: not a regular file$"
 # Unreadable: a 0600 root file read by nobody (root reads anything).
 if [ "$(id -u)" -eq 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$THPGUARDD" 2>/dev/null; then
         P=$TMP/secret.conf
-        policy "$P" <<<'thp = { enabled = "never"; };'
+        write_policy "$P" <<<'thp = { enabled = "never"; };'
         chmod 0600 "$P"
         run setpriv --reuid=65534 --regid=65534 --clear-groups "$THPGUARDD" -n --config "$P" --sysfs-root "$root"
         expect_rc 1 "-n as nobody on an unreadable policy"

@@ -9,7 +9,6 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 [ "$(id -u)" -eq 0 ] || skip "needs root: the refusal applies to root, and the files are chowned"
 
 root=$(fixture_copy 6.18)
@@ -40,7 +39,7 @@ refused() {
 
 WW='lets group or others write it; refusing it \(chmod go-w\)$'
 P=$TMP/world.conf
-policy "$P" <<<"$BODY"
+write_policy "$P" <<<"$BODY"
 chmod 0666 "$P"
 refused "$P" "$P" "^$(re "$P"): mode 0666 $WW"
 
@@ -51,7 +50,7 @@ chmod 0620 "$P"
 refused "$P" "$P" "^$(re "$P"): mode 0620 $WW"
 
 P=$TMP/nobody.conf
-policy "$P" <<<"$BODY"
+write_policy "$P" <<<"$BODY"
 chown 65534:0 "$P"
 refused "$P" "$P" "^$(re "$P"): owned by uid 65534, not root; refusing it$"
 
@@ -61,7 +60,7 @@ refused "$P" "$P" "^$(re "$P"): owned by uid 65534, not root; refusing it$" "^$(
 # A root-owned 0644 file of another group passes: only the owner and the
 # write bits count.
 P=$TMP/group.conf
-policy "$P" <<<"$BODY"
+write_policy "$P" <<<"$BODY"
 chown 0:65534 "$P"
 run "$THPGUARDD" -n --config "$P" --sysfs-root "$root"
 expect_rc 0 "-n with a 0644 root-owned file of another group (only writability and owner count)"
@@ -70,7 +69,7 @@ expect_rc 0 "-n with a 0644 root-owned file of another group (only writability a
 CM=$TMP/configmap
 TS=..2026_11_30_08_00_00.123456789
 mkdir -p "$CM/$TS"
-policy "$CM/$TS/thpguard.conf" <<<"$BODY"
+write_policy "$CM/$TS/thpguard.conf" <<<"$BODY"
 ln -s "$TS" "$CM/..data"
 ln -s ..data/thpguard.conf "$CM/thpguard.conf"
 chmod 0755 "$CM" "$CM/$TS"
@@ -89,7 +88,7 @@ expect_err_empty "--verify through a ConfigMap symlink chain: stderr"
 # world-writable is refused through the same chain (the link's 0777 is not it).
 TS2=..2026_11_30_09_00_00.987654321
 mkdir -p "$CM/$TS2"
-policy "$CM/$TS2/thpguard.conf" <<<"$BODY"
+write_policy "$CM/$TS2/thpguard.conf" <<<"$BODY"
 chmod 0666 "$CM/$TS2/thpguard.conf"
 ln -sfn "$TS2" "$CM/..data"
 refused "$CM/thpguard.conf" "$CM/$TS2/thpguard.conf" "^$(re "$CM/thpguard.conf"): mode 0666 $WW"
@@ -105,7 +104,7 @@ if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$THPGUARDD" 2>/
         skip "user nobody cannot run $THPGUARDD (a build tree in a private directory); the root cases passed"
 fi
 P=$TMP/draft.conf
-policy "$P" <<<"$BODY"
+write_policy "$P" <<<"$BODY"
 chown 65534:65534 "$P"
 chmod 0666 "$P"
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)

@@ -16,28 +16,23 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
 [ "$(id -u)" -eq 0 ] || skip "needs root: the refusal applies to root"
 # shellcheck source=../lib/daemon.sh
 . "$SRCDIR/tests/lib/daemon.sh"
-trap 'daemon_cleanup; it_cleanup' EXIT
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
 root=$(fixture_copy 6.18)
 T=$root/kernel/mm/transparent_hugepage
-ETC=$WORK/etc
-PROFILES=$WORK/profiles
-chmod 0755 "$WORK" # for nobody, below
+ETC=$TMP/etc
+PROFILES=$TMP/profiles
 mkdir -m 0755 "$ETC" "$PROFILES"
 # The fixture reads madvise: the first policy is compliant, the other is not.
-write_policy 'recheck_interval = 3600;
-thp = { enabled = "madvise"; };' "$ETC/thpguard.conf"
-write_policy 'recheck_interval = 3600;
-thp = { enabled = "never"; };' "$PROFILES/never.conf"
+write_policy "$ETC/thpguard.conf" 'recheck_interval = 3600;
+thp = { enabled = "madvise"; };'
+write_policy "$PROFILES/never.conf" 'recheck_interval = 3600;
+thp = { enabled = "never"; };'
 
-"$THPGUARDD" --config "$ETC/thpguard.conf" --sysfs-root "$root" --audit --log-target=console 9>&- 2>"$WORK/daemon.log" &
-DAEMON_PID=$!
-wait_log 'msg="started' 5
+daemon_start_cmd "$THPGUARDD" --config "$ETC/thpguard.conf" --sysfs-root "$root" --audit --log-target=console
 
 # 1. The attack: the directory becomes 0777 and nobody swaps in a link.
 chmod 0777 "$ETC"
@@ -50,7 +45,7 @@ wait_log "^level=error msg=\"policy rejected, keeping the last good one: $(re "$
 printf '[always] madvise never\n' 1<>"$T/enabled" # in place, as long as before: no empty read
 wait_log 'drift on enabled: always, policy wants madvise' 5
 [ "$(log_count 'policy reloaded')" = 0 ] || fail "the swapped policy was loaded"
-! grep -q 'policy wants never' "$WORK/daemon.log" || fail "the swapped policy is in force"
+! grep -q 'policy wants never' "$TMP/daemon.log" || fail "the swapped policy is in force"
 echo "1. refused with the directory named; the last good policy still judges drift"
 
 # 2. The directory safe again: the link and its root-owned target pass.
@@ -63,8 +58,8 @@ echo "2. with the directory at 0755, the same link is accepted"
 
 # 3. /tmp is 1777: refused, sticky or not, directly or as a link's target.
 TMPDIR_POLICY=$(mktemp -d /tmp/thpguard-strict.XXXXXX)
-trap 'rm -rf "$TMPDIR_POLICY"; daemon_cleanup; it_cleanup' EXIT
-policy "$TMPDIR_POLICY/p.conf" <<<'thp = { enabled = "madvise"; };'
+on_exit 'rm -rf "$TMPDIR_POLICY"'
+write_policy "$TMPDIR_POLICY/p.conf" <<<'thp = { enabled = "madvise"; };'
 run "$THPGUARDD" -n --config "$TMPDIR_POLICY/p.conf" --sysfs-root "$root"
 expect_rc 1 "-n on a policy under /tmp"
 expect_err "^$(re "$TMPDIR_POLICY/p.conf"): directory /tmp is mode 1777: group or others can replace the policy; refusing it$"
@@ -79,12 +74,12 @@ echo "3. /tmp (1777) refused, directly and as a link's target"
 if ! unshare -m --propagation private true 2>/dev/null; then
         skip "cannot make a private mount namespace here; parts 1-3 passed"
 fi
-CM=$WORK/configmap
+CM=$TMP/configmap
 TS=..2026_11_30_08_00_00.123456789
 mkdir -p "$CM/$TS"
 chmod 0777 "$CM"
 chmod 0755 "$CM/$TS"
-policy "$CM/$TS/thpguard.conf" <<<'thp = { enabled = "madvise"; };'
+write_policy "$CM/$TS/thpguard.conf" <<<'thp = { enabled = "madvise"; };'
 ln -s "$TS" "$CM/..data"
 ln -s ..data/thpguard.conf "$CM/thpguard.conf"
 run "$THPGUARDD" -n --config "$CM/thpguard.conf" --sysfs-root "$root"

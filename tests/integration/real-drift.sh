@@ -12,8 +12,7 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
-it_real_sysfs_begin
+real_sysfs_begin
 mapfile -t dirs < <(thp_watch_dirs)
 
 for k in enabled defrag khugepaged/defrag; do
@@ -26,7 +25,7 @@ if [ -f "$THP/hugepages-64kB/enabled" ]; then
         SIZES='sizes = ( { size = "64kB"; enabled = "never"; } );'
 fi
 P=$TMP/policy.conf
-policy "$P" <<CONF
+write_policy "$P" <<CONF
 mode = "enforce";
 thp = {
   enabled = "madvise";

@@ -7,8 +7,7 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
-it_real_sysfs_begin
+real_sysfs_begin
 mapfile -t dirs < <(thp_watch_dirs)
 thp_set enabled always
 [ "$(thp_get enabled)" = always ] || fail "could not set enabled=always on the real sysfs"
@@ -29,28 +28,28 @@ no_write() {
 
 # A control: the same policy, valid, does write (else "no write" proves nothing).
 P=$TMP/valid.conf
-policy "$P" <<<'thp = { enabled = "madvise"; };'
+write_policy "$P" <<<'thp = { enabled = "madvise"; };'
 run "$THPGUARDD" --verify --config "$P"
 expect_rc 1 "control: --verify with a valid policy sees the drift"
 
 P=$TMP/unknown-key.conf
-printf 'thp = {\n  enabled = "madvise";\n  enabeld = "never";\n};\n' | policy "$P"
+printf 'thp = {\n  enabled = "madvise";\n  enabeld = "never";\n};\n' | write_policy "$P"
 no_write "unknown key" "$P" "^$(re "$P"):3: thp: unknown key \"enabeld\""
 
 P=$TMP/bad-value.conf
-printf 'thp = {\n  enabled = "madvise";\n  khugepaged = { pages_to_scan = 0; };\n};\n' | policy "$P"
+printf 'thp = {\n  enabled = "madvise";\n  khugepaged = { pages_to_scan = 0; };\n};\n' | write_policy "$P"
 no_write "out of range" "$P" "^$(re "$P"):3: thp\.khugepaged\.pages_to_scan: 0 is out of range"
 
 P=$TMP/syntax.conf
-printf 'thp = {\n  enabled = "madvise"\n  defrag = ;\n};\n' | policy "$P"
+printf 'thp = {\n  enabled = "madvise"\n  defrag = ;\n};\n' | write_policy "$P"
 no_write "syntax error" "$P" "^$(re "$P"):3: syntax error$"
 
 P=$TMP/bad-size.conf
-printf 'thp = {\n  enabled = "madvise";\n  sizes = ( { size = "64k"; enabled = "never"; } );\n};\n' | policy "$P"
+printf 'thp = {\n  enabled = "madvise";\n  sizes = ( { size = "64k"; enabled = "never"; } );\n};\n' | write_policy "$P"
 no_write "malformed size" "$P" "^$(re "$P"):3: thp\.sizes\[0\]\.size: malformed size \"64k\""
 
 P=$TMP/world-writable.conf
-policy "$P" <<<'thp = { enabled = "madvise"; };'
+write_policy "$P" <<<'thp = { enabled = "madvise"; };'
 chmod 0666 "$P"
 if [ "$(id -u)" -eq 0 ]; then
         no_write "world-writable policy" "$P" "^$(re "$P"): mode 0666 lets group or others write it; refusing it"

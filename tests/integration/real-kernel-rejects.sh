@@ -9,19 +9,8 @@
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-it_init
-command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
-unshare -m --propagation private true 2>/dev/null || skip "cannot make a private mount namespace here (needs CAP_SYS_ADMIN)"
-it_real_sysfs_begin
-for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
-        [ -f "$THP/$k" ] || skip "this kernel has no $k"
-done
-REAL_PMD=$(cat "$THP/hpage_pmd_size")
-PAGE=$(getconf PAGESIZE)
-BOUND=$((REAL_PMD / PAGE - 1))
-[ "$BOUND" -lt 1000 ] || skip "this kernel accepts max_ptes_none up to $BOUND; 1000 would not be rejected"
-FAKE_PMD=$((REAL_PMD * 2))
-[ $((FAKE_PMD / PAGE - 1)) -ge 1000 ] || FAKE_PMD=$(((1000 + 1) * PAGE))
+real_sysfs_begin
+fake_pmd_begin
 
 thp_set enabled always
 before=$(thp_get khugepaged/max_ptes_none)
@@ -29,7 +18,7 @@ before=$(thp_get khugepaged/max_ptes_none)
 
 # max_ptes_none first, so a failure there must not stop enabled after it.
 P=$TMP/policy.conf
-policy "$P" <<'CONF'
+write_policy "$P" <<'CONF'
 thp = {
   khugepaged = {
     max_ptes_none = 1000;
@@ -44,30 +33,18 @@ L=$(line_of "$P" max_ptes_none)
 # does not offer it as a drift to correct.
 run "$THPGUARDD" -n --config "$P"
 [ "$RC" -eq 0 ] || [ "$RC" -eq 1 ] || fail "-n with max_ptes_none = 1000: exit $RC"
-expect_err "^$(re "$P"):$L: .*max_ptes_none: 1000 is above this kernel's maximum $BOUND" "-n"
+expect_err "^$(re "$P"):$L: .*max_ptes_none: 1000 is above this kernel's maximum $PMD_BOUND" "-n"
 run "$THPGUARDD" --verify --config "$P"
 [ "$RC" -eq 1 ] || [ "$RC" -eq 2 ] || fail "--verify with max_ptes_none = 1000 and enabled drifting: exit $RC"
 expect_no_out "max_ptes_none +1000 +[0-9]+ +drift" "--verify outside the namespace"
 
-echo "$FAKE_PMD" >"$TMP/hpage_pmd_size"
-# in_ns CMD...: runs CMD where hpage_pmd_size reads $FAKE_PMD.
-in_ns() {
-        # shellcheck disable=SC2016 # expanded by the inner bash
-        unshare -m --propagation private bash -c '
-                set -e
-                mount --bind "$1" "$2/hpage_pmd_size"
-                [ "$(cat "$2/hpage_pmd_size")" = "$3" ] || { echo "fake hpage_pmd_size not in place" >&2; exit 99; }
-                shift 3
-                exec "$@"' _ "$TMP/hpage_pmd_size" "$THP" "$FAKE_PMD" "$@" 9>&-
-}
-
 # In the namespace, 1000 is within the (fake) bound: plain drift.
-run in_ns "$THPGUARDD" --verify --config "$P"
+run "${FAKE_PMD_NS[@]}" "$THPGUARDD" --verify --config "$P"
 [ "$RC" -ne 99 ] || fail "could not bind-mount a fake hpage_pmd_size: $(err)"
 expect_rc 1 "--verify with the fake hpage_pmd_size"
 expect_out "^khugepaged/max_ptes_none +1000 +$before +drift$" "--verify with the fake hpage_pmd_size"
 
-run in_ns "$THPGUARDD" --once --config "$P"
+run "${FAKE_PMD_NS[@]}" "$THPGUARDD" --once --config "$P"
 expect_rc 1 "--once where the kernel rejects max_ptes_none = 1000"
 expect_err "^thpguardd: khugepaged/max_ptes_none: $before -> 1000 failed: the kernel rejected the value \\(Invalid argument\\)$" "--once"
 expect_out '^enabled: always -> madvise$' "--once (the knob after the rejected one is still enforced)"

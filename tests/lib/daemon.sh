@@ -1,43 +1,46 @@
 # shellcheck shell=bash
-# Helpers for tests that run thpguardd in the background. Source after
-# real-sysfs.sh. Each test gets a scratch dir $WORK with the policy at
-# $WORK/thpguard.conf; the daemon's stderr goes to $WORK/daemon.log.
+# Helpers for tests that run thpguardd in the background (this brings
+# test.sh, real-sysfs.sh and policy.sh). A test on the real sysfs calls
+# real_sysfs_begin: the knobs are put back after the daemon is stopped. The
+# policy is $POLICY; the daemon's stderr goes to $TMP/daemon.log.
 
-# shellcheck source=safe-tmp.sh
-. "$(dirname "${BASH_SOURCE[0]}")/safe-tmp.sh"
-WORK=$(safe_mktemp thpguard-test)
+# shellcheck source=real-sysfs.sh
+. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
+# shellcheck source=policy.sh
+. "$SRCDIR/tests/lib/policy.sh"
+
+: "${THPGUARDD:?THPGUARDD is not set: run this test through ctest}"
+POLICY=$TMP/thpguard.conf
 DAEMON_PID=
-NOTIFY_PID=
 
-daemon_cleanup() {
-        if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
-                kill -TERM "$DAEMON_PID" 2>/dev/null
-                wait "$DAEMON_PID" 2>/dev/null
-        fi
-        [ -n "$NOTIFY_PID" ] && kill "$NOTIFY_PID" 2>/dev/null
-        real_sysfs_restore
-        rm -rf "$WORK"
+# daemon_kill: stops a daemon still running (terminate).
+daemon_kill() {
+        terminate "$DAEMON_PID"
 }
-trap daemon_cleanup EXIT
+on_exit daemon_kill
 
-# write_policy TEXT: the policy file, root-owned 0644 as the daemon requires.
-write_policy() {
-        printf '%s\n' "$1" >"$WORK/thpguard.conf.tmp"
-        chmod 0644 "$WORK/thpguard.conf.tmp"
-        mv "$WORK/thpguard.conf.tmp" "${2:-$WORK/thpguard.conf}"
+# daemon_started_or_gone: the log has the startup line, or the daemon has exited.
+daemon_started_or_gone() {
+        grep -q 'msg="started' "$TMP/daemon.log" 2>/dev/null || ! kill -0 "$DAEMON_PID" 2>/dev/null
 }
 
-# daemon_start [ARGS...]: starts thpguardd on $WORK/thpguard.conf and waits for its startup line.
-daemon_start() {
-        "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console "$@" 9>&- 2>"$WORK/daemon.log" &
+# daemon_start_cmd CMD...: runs CMD, which must exec thpguardd (with
+# --log-target=console or journal) in the background, its stderr in
+# $TMP/daemon.log, and waits for the startup line, for at most
+# $DAEMON_START_SECONDS (default 10). A wrapper that execs the daemon
+# (unshare, strace, valgrind) has the daemon's PID once it has exec'd.
+daemon_start_cmd() {
+        "$@" 9>&- 2>"$TMP/daemon.log" &
         DAEMON_PID=$!
-        for _ in $(seq 200); do
-                grep -q 'msg="started' "$WORK/daemon.log" 2>/dev/null && return 0
-                kill -0 "$DAEMON_PID" 2>/dev/null || break
-                sleep 0.01
-        done
-        cat "$WORK/daemon.log" >&2
-        fail "thpguardd did not start"
+        wait_until "${DAEMON_START_SECONDS:-10}" daemon_started_or_gone 2>/dev/null || true
+        grep -q 'msg="started' "$TMP/daemon.log" 2>/dev/null && return 0
+        cat "$TMP/daemon.log" >&2
+        fail "thpguardd did not start: $*"
+}
+
+# daemon_start [ARGS...]: starts thpguardd on $POLICY and waits for its startup line.
+daemon_start() {
+        daemon_start_cmd "$THPGUARDD" --config "$POLICY" --log-target=console "$@"
 }
 
 # daemon_stop: SIGTERM, and the exit status must be 0.
@@ -49,17 +52,34 @@ daemon_stop() {
         [ "$rc" -eq 0 ] || fail "thpguardd exited $rc on SIGTERM"
 }
 
-# wait_log PATTERN [SECONDS]: waits until the daemon's log matches an extended regex.
-wait_log() {
-        local limit=${2:-2}
-        for ((i = 0; i < limit * 100; i++)); do
-                grep -Eq -- "$1" "$WORK/daemon.log" && return 0
-                sleep 0.01
-        done
-        cat "$WORK/daemon.log" >&2
-        fail "daemon log never matched: $1"
+# log_has REGEX: a line of the daemon's log matches the extended regex.
+log_has() {
+        grep -Eq -- "$1" "$TMP/daemon.log"
 }
 
+# wait_log REGEX [SECONDS]: waits (default 2 s) until a line of the daemon's log matches the extended regex.
+wait_log() {
+        wait_until "${2:-2}" log_has "$1" 2>/dev/null && return 0
+        cat "$TMP/daemon.log" >&2
+        fail "daemon log never matched within ${2:-2} s: $1"
+}
+
+# log_count REGEX: how many lines of the daemon's log match the extended regex.
 log_count() {
-        grep -Ec -- "$1" "$WORK/daemon.log" || true
+        grep -Ec -- "$1" "$TMP/daemon.log" || true
+}
+
+# log_count_ge REGEX N: at least N lines of the daemon's log match the extended regex.
+log_count_ge() {
+        [ "$(log_count "$1")" -ge "$2" ]
+}
+
+# notify_listen_start SOCKET OUT: runs tests/helpers/notify-listen on
+# SOCKET in the background, its messages in OUT, stopped at exit; waits
+# for the socket.
+notify_listen_start() {
+        "$NOTIFY_LISTEN" "$1" 9>&- >"$2" &
+        NOTIFY_PID=$!
+        on_exit 'kill "$NOTIFY_PID" 2>/dev/null || true'
+        wait_until 1 test -S "$1" || fail "notify-listen did not make $1"
 }

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Source this from a test that writes the machine's real THP sysfs.
+# Source this from a test that writes the machine's real THP sysfs (it
+# brings test.sh).
 #
 #   real_sysfs_begin   skips (exit 77) when the sysfs is absent or read-only,
 #                      takes an exclusive lock, saves every writable knob and
@@ -10,20 +11,16 @@
 # tree, a developer's shell). Start background processes with 9>&- so they
 # do not inherit the lock.
 
+[ -z "${THPGUARD_REAL_SYSFS_SH:-}" ] || return 0
+THPGUARD_REAL_SYSFS_SH=1
+
+# shellcheck source=test.sh
+. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/test.sh"
+
 THP=/sys/kernel/mm/transparent_hugepage
 THP_LOCK=${THP_LOCK:-/tmp/thpguard-real-sysfs.lock}
 
-# Under set -e a failing command ends a test; say which one, so that no
-# test ever fails without a word (a busy machine makes such failures rare
-# and worth reading).
-trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" failed with exit $?" >&2' ERR
-
-skip() {
-        echo "SKIP: $*"
-        exit 77
-}
-
-# The writable knobs this kernel has, as paths relative to $THP.
+# thp_writable_knobs: the writable knobs this kernel has, as paths relative to $THP.
 thp_writable_knobs() {
         local f
         for f in enabled defrag shmem_enabled use_zero_page shrink_underused \
@@ -35,7 +32,7 @@ thp_writable_knobs() {
         done
 }
 
-# The active value of a knob: the bracketed word, or the number.
+# thp_get KNOB: the active value of a knob: the bracketed word, or the number.
 thp_get() {
         local v
         v=$(cat "$THP/$1") || return 1
@@ -46,12 +43,19 @@ thp_get() {
         fi
 }
 
+# thp_is KNOB VALUE: the knob's active value is VALUE.
+thp_is() {
+        [ "$(thp_get "$1")" = "$2" ]
+}
+
+# thp_set KNOB VALUE: writes VALUE to the knob (fails as the kernel refuses it).
 thp_set() {
         echo "$2" >"$THP/$1"
 }
 
 declare -A THP_SAVED
 
+# real_sysfs_restore: puts back every knob that real_sysfs_begin saved.
 real_sysfs_restore() {
         local k
         for k in "${!THP_SAVED[@]}"; do
@@ -61,33 +65,59 @@ real_sysfs_restore() {
         done
 }
 
+# real_sysfs_begin: skips where the sysfs is absent or read-only; takes the
+# lock, saying how long that took (a timeout with no output otherwise looks
+# like a hang of thpguardd, when another run held the real sysfs); saves
+# every knob and restores it at exit, after every other cleanup (the daemons
+# and helpers a test started are gone by then).
 real_sysfs_begin() {
-        local k
+        local k t0=$SECONDS
         [ -d "$THP" ] || skip "$THP does not exist on this machine"
         if ! (: >>"$THP/enabled") 2>/dev/null; then
                 skip "$THP is read-only here"
         fi
+        echo "waiting for the real-sysfs lock ($THP_LOCK)"
         exec 9>"$THP_LOCK"
         flock 9
+        echo "got the real-sysfs lock after $((SECONDS - t0)) s"
         for k in $(thp_writable_knobs); do
                 THP_SAVED[$k]=$(thp_get "$k")
         done
-        trap 'real_sysfs_restore' EXIT
+        on_exit_last real_sysfs_restore
 }
 
-# Polls until knob reads want, for at most $3 seconds (default 1). This is
-# a correctness bound, not a benchmark.
+# thp_wait_for KNOB VALUE [SECONDS]: polls until the knob reads VALUE, for at
+# most SECONDS (default 1); else says what it read and returns 1.
 thp_wait_for() {
-        local knob=$1 want=$2 limit=${3:-1} i
-        for ((i = 0; i < limit * 100; i++)); do
-                [ "$(thp_get "$knob")" = "$want" ] && return 0
-                sleep 0.01
-        done
-        echo "timeout: $knob reads '$(thp_get "$knob")', wanted '$want'" >&2
+        wait_until "${3:-1}" thp_is "$1" "$2" 2>/dev/null && return 0
+        echo "timeout: $1 reads '$(thp_get "$1")', wanted '$2' (after ${3:-1} s)" >&2
         return 1
 }
 
-fail() {
-        echo "FAIL: $*" >&2
-        exit 1
+# fake_pmd_begin: for a khugepaged/max_ptes_none of 1000 that thpguardd's
+# validation passes and the kernel rejects (EINVAL). thpguardd bounds
+# max_ptes_* by hpage_pmd_size / page size - 1; a fake hpage_pmd_size,
+# bind-mounted in a private mount namespace, lifts that bound. Skips where
+# that cannot be done or the kernel would accept 1000. Sets REAL_PMD,
+# PMD_BOUND (the real bound), FAKE_PMD and FAKE_PMD_NS, a command prefix
+# that execs its command in that namespace (exit 99 if the mount fails).
+fake_pmd_begin() {
+        local k page
+        need_mount_ns
+        for k in enabled hpage_pmd_size khugepaged/max_ptes_none; do
+                [ -f "$THP/$k" ] || skip "this kernel has no $k"
+        done
+        REAL_PMD=$(cat "$THP/hpage_pmd_size")
+        page=$(getconf PAGESIZE)
+        PMD_BOUND=$((REAL_PMD / page - 1))
+        [ "$PMD_BOUND" -lt 1000 ] || skip "this kernel accepts max_ptes_none up to $PMD_BOUND; 1000 would not be rejected"
+        FAKE_PMD=$((REAL_PMD * 2))
+        [ $((FAKE_PMD / page - 1)) -ge 1000 ] || FAKE_PMD=$(((1000 + 1) * page))
+        echo "$FAKE_PMD" >"$TMP/hpage_pmd_size"
+        # shellcheck disable=SC2016 # expanded by the inner bash
+        FAKE_PMD_NS=(unshare -m --propagation private bash -c '
+                mount --bind "$1" "$2/hpage_pmd_size" || exit 99
+                [ "$(cat "$2/hpage_pmd_size")" = "$3" ] || { echo "fake hpage_pmd_size not in place" >&2; exit 99; }
+                shift 3
+                exec "$@" 9>&-' _ "$TMP/hpage_pmd_size" "$THP" "$FAKE_PMD")
 }

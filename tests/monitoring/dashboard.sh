@@ -7,9 +7,8 @@
 # series nobody writes must fail the check.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need_promtool
+need promtool prometheus
 python_with yaml python3-yaml
-fleet_init
 
 check_monitoring dashboard "$SRCDIR" "$TMP/out" || fail "the dashboard does not hold up (above)"
 promtool check rules "$TMP/out/dashboard-rules.yaml" || fail "a dashboard expression does not parse (above)"

@@ -24,26 +24,15 @@ NODE_EXPORTER=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
 [ -x "$PROMETHEUS" ] || skip "$PROMETHEUS is not installed (apt-get install prometheus)"
 [ -x "$NODE_EXPORTER" ] || skip "$NODE_EXPORTER is not installed (apt-get install prometheus-node-exporter)"
 python_with yaml python3-yaml
-fleet_init
 real_sysfs_begin
-# real_sysfs_begin set its own EXIT trap: restore the knobs last, after every process is gone.
-on_exit real_sysfs_restore
-trap fleet_exit EXIT
 [ -f "$THP/defrag" ] || skip "$THP/defrag does not exist on this kernel"
 
 # stop_pid VAR: SIGTERM the process whose pid VAR holds, wait for it, clear VAR.
 stop_pid() {
-        local pid=${!1}
-        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-                kill -TERM "$pid" 2>/dev/null || true
-                for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-                kill -KILL "$pid" 2>/dev/null || true
-                wait "$pid" 2>/dev/null || true
-        fi
+        terminate "${!1}"
         printf -v "$1" '%s' ''
 }
-DAEMON='' NE='' PROM='' FIGHTER=''
-on_exit 'stop_pid DAEMON'
+NE='' PROM='' FIGHTER=''
 on_exit 'stop_pid NE'
 on_exit 'stop_pid PROM'
 on_exit 'stop_pid FIGHTER'
@@ -58,7 +47,7 @@ mkdir -p "$TEXTFILE" "$TMP/policy" "$TMP/tsdb"
 POLICY=$TMP/policy/thpguard.conf
 M=$TEXTFILE/thpguard.prom
 policy() {
-        policy_file "$POLICY" <<POL
+        write_policy "$POLICY" <<POL
 mode = "$1";
 recheck_interval = 2;
 fight_threshold = 5;
@@ -67,20 +56,10 @@ thp = { defrag = "madvise"; };
 POL
 }
 
-start_daemon() {
-        : >"$TMP/daemon.log"
-        "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M" 9>&- 2>>"$TMP/daemon.log" &
-        DAEMON=$!
-        wait_until 5 grep -q 'msg="started' "$TMP/daemon.log" || {
-                cat "$TMP/daemon.log" >&2
-                fail "thpguardd did not start"
-        }
-}
-
 # --- the three processes ---------------------------------------------------
 thp_set defrag madvise
 policy audit
-start_daemon
+daemon_start --metrics-file "$M"
 wait_until 5 test -s "$M" || fail "thpguardd wrote no metrics file at $M"
 metric_is "$M" thpguard_up 1 || fail "the metrics file does not say thpguard_up 1"
 
@@ -157,7 +136,7 @@ api watch "$URL" 90 --seen "$SEEN" --after-active ThpguardWriterFight=inactive T
 # --- 3. a policy that does not load -----------------------------------------
 echo "3. an invalid policy"
 grep -qx ThpguardPolicyReloadFailed "$SEEN" && fail "ThpguardPolicyReloadFailed was active before any reload failed"
-echo 'recheck_interval = "often";' | policy_file "$POLICY"
+echo 'recheck_interval = "often";' | write_policy "$POLICY"
 wait_until 5 metric_is "$M" 'thpguard_policy_reloads_total{result="failed"}' 1 || fail "the failed reload is not counted"
 api watch "$URL" 30 --seen "$SEEN" ThpguardPolicyReloadFailed=firing-at-once ||
         fail "ThpguardPolicyReloadFailed did not fire"
@@ -165,21 +144,21 @@ policy enforce
 
 # --- 4. thpguardd stops ------------------------------------------------------
 echo "4. thpguardd stops (SIGTERM)"
-kill -TERM "$DAEMON"
+kill -TERM "$DAEMON_PID"
 rc=0
-wait "$DAEMON" || rc=$?
-DAEMON=
+wait "$DAEMON_PID" || rc=$?
+DAEMON_PID=
 [ "$rc" -eq 0 ] || fail "thpguardd exited $rc on SIGTERM"
 metric_is "$M" thpguard_up 0 || fail "the metrics file does not say thpguard_up 0 after SIGTERM"
 api watch "$URL" 60 --seen "$SEEN" ThpguardDown=pending ThpguardDown=firing || fail "ThpguardDown did not go pending, then firing"
-start_daemon
+daemon_start --metrics-file "$M"
 api watch "$URL" 30 --seen "$SEEN" --after-active ThpguardDown=inactive || fail "ThpguardDown did not resolve once thpguardd ran again"
 
 grep -qx ThpguardMetricsStale "$SEEN" && fail "ThpguardMetricsStale went active while thpguardd kept its file fresh"
 echo "ThpguardMetricsStale never went active"
 
 # --- nothing left behind -----------------------------------------------------
-stop_pid DAEMON
+daemon_kill
 stop_pid PROM
 stop_pid NE
 for port in "$NE_PORT" "$PROM_PORT"; do

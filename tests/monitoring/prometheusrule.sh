@@ -6,7 +6,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 python_with yaml python3-yaml
-fleet_init
 
 "$MON/generate-prometheusrule" "$MON/thpguard-rules.yaml" "$TMP/prometheusrule.yaml" ||
         fail "generate-prometheusrule failed"

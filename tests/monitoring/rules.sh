@@ -12,9 +12,8 @@
 #    must fail promtool test rules.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need_promtool
+need promtool prometheus
 python_with yaml python3-yaml
-fleet_init
 
 if command -v yamllint >/dev/null; then
         yamllint --strict -c "$SRCDIR/packaging/kubernetes/.yamllint" "$MON" || fail "yamllint found problems (above)"

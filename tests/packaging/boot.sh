@@ -17,10 +17,15 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$SRCDIR/tests/lib/real-sysfs.sh"
 
-pkg_need systemd-nspawn:systemd-container debootstrap:debootstrap dpkg-buildpackage:dpkg-dev dh:debhelper \
-        nsenter:util-linux jq:jq pgrep:procps
-[ "$(id -u)" -eq 0 ] || pkg_skip "needs root (debootstrap, systemd-nspawn)"
-[ -d /sys/fs/cgroup ] || pkg_skip "no /sys/fs/cgroup: systemd-nspawn cannot boot a container here"
+need systemd-nspawn systemd-container
+need debootstrap
+need dpkg-buildpackage dpkg-dev
+need dh debhelper
+need nsenter util-linux
+need jq
+need pgrep procps
+[ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, systemd-nspawn)"
+[ -d /sys/fs/cgroup ] || skip "no /sys/fs/cgroup: systemd-nspawn cannot boot a container here"
 # A systemd PID 1 with --keep-unit would put the container in our unit;
 # here PID 1 is not systemd and nspawn makes payload/ and supervisor/ below
 # our own cgroup. Both work; the cgroup check below handles the latter.
@@ -37,15 +42,15 @@ rm -rf "$results"
 mkdir -p "$results"
 cp "$deb" "$run/tmp/thpguard.deb"
 chroot "$run" dpkg -i /tmp/thpguard.deb >"$results/dpkg.log" 2>&1 ||
-        pkg_fail "dpkg -i in the tree failed: $(tail -n 20 "$results/dpkg.log")"
+        fail "dpkg -i in the tree failed: $(tail -n 20 "$results/dpkg.log")"
 rm "$run/tmp/thpguard.deb"
 [ -L "$run/etc/systemd/system/sysinit.target.wants/thpguardd.service" ] ||
-        pkg_fail "installing the .deb did not enable thpguardd.service (no sysinit.target.wants link)"
+        fail "installing the .deb did not enable thpguardd.service (no sysinit.target.wants link)"
 echo "ok: dpkg -i enabled the unit: $(readlink "$run/etc/systemd/system/sysinit.target.wants/thpguardd.service")"
 
 # verify on the installed unit, in the installed tree: nothing on stderr.
 err=$(systemd-analyze verify --man=no --root="$run" "$run/lib/systemd/system/thpguardd.service" 2>&1 >/dev/null) || true
-[ -z "$err" ] || pkg_fail "systemd-analyze verify on the installed unit printed: $err"
+[ -z "$err" ] || fail "systemd-analyze verify on the installed unit printed: $err"
 echo "ok: systemd-analyze verify on the installed unit: clean"
 
 # ---- 4. The host's real knobs, out of policy ---------------------------------
@@ -88,7 +93,7 @@ inside() {
 }
 
 cleanup() {
-        local rc=$? i d
+        local rc=$TEST_RC i d
         set +e
         if [ -n "$ns_pid" ] && kill -0 "$ns_pid" 2>/dev/null; then
                 # A clean power-off first, then nspawn's own SIGTERM handling
@@ -104,9 +109,8 @@ cleanup() {
                 fi
                 wait "$ns_pid" 2>/dev/null
         fi
-        # Only now that the container's daemon is gone can the host's
-        # knobs be put back (it would correct them again).
-        real_sysfs_restore
+        # The host's knobs are put back after this, once the container's
+        # daemon is gone (it would correct them again).
         # Leftover cgroups from nspawn (payload/, supervisor/ under our own
         # cgroup when PID 1 is not systemd): remove the empty ones, deepest
         # first. A non-empty one means processes were left: a failure.
@@ -122,9 +126,9 @@ cleanup() {
         fi
         # The booted copy (250 MB) is kept only to debug a failure.
         [ "$rc" -ne 0 ] || pkg_tree_remove "$run"
-        exit "$rc"
+        TEST_RC=$rc
 }
-trap cleanup EXIT
+on_exit cleanup
 
 echo "booting: systemd-nspawn -D $run --register=no --keep-unit --console=passive -b --bind=/sys/kernel/mm/transparent_hugepage"
 systemd-nspawn -D "$run" --register=no --keep-unit --console=passive -b \
@@ -134,23 +138,23 @@ ns_pid=$!
 for ((i = 0; i < 200; i++)); do
         leader=$(pgrep -P "$ns_pid" -x systemd || true)
         [ -n "$leader" ] && break
-        kill -0 "$ns_pid" 2>/dev/null || pkg_fail "systemd-nspawn exited at once: $(tail -n 20 "$results/console.log")"
+        kill -0 "$ns_pid" 2>/dev/null || fail "systemd-nspawn exited at once: $(tail -n 20 "$results/console.log")"
         sleep 0.05
 done
-[ -n "$leader" ] || pkg_fail "no systemd under systemd-nspawn after 10 s: $(tail -n 20 "$results/console.log")"
+[ -n "$leader" ] || fail "no systemd under systemd-nspawn after 10 s: $(tail -n 20 "$results/console.log")"
 echo "container PID 1 is host pid $leader"
 
 # systemctl needs PID 1's private socket, which appears a moment after exec.
 for ((i = 0; i < 600; i++)); do
         inside test -S /run/systemd/private 2>/dev/null && break
-        kill -0 "$ns_pid" 2>/dev/null || pkg_fail "systemd-nspawn exited while booting: $(tail -n 20 "$results/console.log")"
+        kill -0 "$ns_pid" 2>/dev/null || fail "systemd-nspawn exited while booting: $(tail -n 20 "$results/console.log")"
         sleep 0.05
 done
 state=$(timeout 120 nsenter -t "$leader" -a -- systemctl is-system-running --wait 2>&1) || true
 echo "system state after boot: $state"
 case $state in
 running | degraded) ;;
-*) pkg_fail "the container did not finish booting: $state; $(tail -n 30 "$results/console.log")" ;;
+*) fail "the container did not finish booting: $state; $(tail -n 30 "$results/console.log")" ;;
 esac
 [ "$state" = degraded ] && inside systemctl --failed --no-pager || true
 
@@ -163,18 +167,18 @@ prop() { # prop UNIT PROPERTY
 inside systemctl status thpguardd --no-pager >"$results/status.txt" 2>&1 || true
 cat "$results/status.txt"
 [ "$(prop thpguardd ActiveState)/$(prop thpguardd SubState)" = active/running ] ||
-        pkg_fail "thpguardd is $(prop thpguardd ActiveState)/$(prop thpguardd SubState), not active/running"
-grep -q 'Active: active (running)' "$results/status.txt" || pkg_fail "systemctl status does not say active (running)"
+        fail "thpguardd is $(prop thpguardd ActiveState)/$(prop thpguardd SubState), not active/running"
+grep -q 'Active: active (running)' "$results/status.txt" || fail "systemctl status does not say active (running)"
 status=$(prop thpguardd StatusText)
-[[ $status == enforcing\ * ]] || pkg_fail "StatusText is '$status', expected the READY status 'enforcing ...'"
+[[ $status == enforcing\ * ]] || fail "StatusText is '$status', expected the READY status 'enforcing ...'"
 main_pid=$(prop thpguardd MainPID)
 echo "ok: thpguardd active (running), MainPID $main_pid, status '$status'"
 
 # The host's knobs are compliant.
-[ "$(thp_get enabled)" = madvise ] || pkg_fail "host enabled is $(thp_get enabled), want madvise"
-[ "$(thp_get defrag)" = madvise ] || pkg_fail "host defrag is $(thp_get defrag), want madvise"
-[ "$(thp_get khugepaged/defrag)" = 0 ] || pkg_fail "host khugepaged/defrag is $(thp_get khugepaged/defrag), want 0"
-inside thpguardd --verify >"$results/verify.txt" 2>&1 || pkg_fail "thpguardd --verify inside: $(cat "$results/verify.txt")"
+[ "$(thp_get enabled)" = madvise ] || fail "host enabled is $(thp_get enabled), want madvise"
+[ "$(thp_get defrag)" = madvise ] || fail "host defrag is $(thp_get defrag), want madvise"
+[ "$(thp_get khugepaged/defrag)" = 0 ] || fail "host khugepaged/defrag is $(thp_get khugepaged/defrag), want 0"
+inside thpguardd --verify >"$results/verify.txt" 2>&1 || fail "thpguardd --verify inside: $(cat "$results/verify.txt")"
 echo "ok: host knobs compliant: enabled=madvise defrag=madvise khugepaged/defrag=0"
 
 # The structured startup correction in the journal.
@@ -184,19 +188,19 @@ journal() { # journal MATCHES... -> JSON lines
 CORRECTED=$(sed -n 's/^#define THPGUARD_MESSAGE_CORRECTED *"\(.*\)"/\1/p' "$SRCDIR/include/thpguard/message-ids.h")
 RELOADED=$(sed -n 's/^#define THPGUARD_MESSAGE_POLICY_RELOADED *"\(.*\)"/\1/p' "$SRCDIR/include/thpguard/message-ids.h")
 entry=$(journal MESSAGE_ID="$CORRECTED" THPGUARD_TRIGGER=startup THPGUARD_KNOB=enabled | tail -n 1)
-[ -n "$entry" ] || pkg_fail "no startup correction of 'enabled' in the journal: $(journal -u thpguardd | jq -r .MESSAGE)"
+[ -n "$entry" ] || fail "no startup correction of 'enabled' in the journal: $(journal -u thpguardd | jq -r .MESSAGE)"
 echo "$entry" | jq -e '._SYSTEMD_UNIT == "thpguardd.service" and .PRIORITY == "5" and .THPGUARD_OBSERVED == "always"
         and .THPGUARD_DESIRED == "madvise" and .THPGUARD_RESULT == "corrected" and (.MESSAGE | length > 0)' >/dev/null ||
-        pkg_fail "the startup entry lacks a field: $entry"
+        fail "the startup entry lacks a field: $entry"
 for k in defrag khugepaged/defrag; do
         [ -n "$(journal MESSAGE_ID="$CORRECTED" THPGUARD_TRIGGER=startup THPGUARD_KNOB="$k")" ] ||
-                pkg_fail "no startup correction of $k in the journal"
+                fail "no startup correction of $k in the journal"
 done
 echo "ok: journal: $(echo "$entry" | jq -r '"\(.MESSAGE) [MESSAGE_ID=\(.MESSAGE_ID) PRIORITY=\(.PRIORITY) THPGUARD_KNOB=\(.THPGUARD_KNOB) OBSERVED=\(.THPGUARD_OBSERVED) DESIRED=\(.THPGUARD_DESIRED) TRIGGER=\(.THPGUARD_TRIGGER) RESULT=\(.THPGUARD_RESULT)]"')"
 # journalctl -x explains it from the installed catalog.
 inside journalctl --no-pager -x MESSAGE_ID="$CORRECTED" THPGUARD_KNOB=enabled -n 1 >"$results/journal-x.txt"
 grep -q 'Subject: THP knob enabled corrected' "$results/journal-x.txt" ||
-        pkg_fail "journalctl -x shows no catalog text: $(cat "$results/journal-x.txt")"
+        fail "journalctl -x shows no catalog text: $(cat "$results/journal-x.txt")"
 echo "ok: journalctl -x explains the entry from the catalog"
 
 # Started before basic.target (and sysinit.target): READY=1 came first.
@@ -204,8 +208,8 @@ t_unit=$(prop thpguardd ActiveEnterTimestampMonotonic)
 t_sysinit=$(prop sysinit.target ActiveEnterTimestampMonotonic)
 t_basic=$(prop basic.target ActiveEnterTimestampMonotonic)
 [ "$t_unit" -gt 0 ] && [ "$t_unit" -lt "$t_basic" ] ||
-        pkg_fail "thpguardd became active at ${t_unit} us, not before basic.target (${t_basic} us)"
-[ "$t_unit" -lt "$t_sysinit" ] || pkg_fail "thpguardd became active at ${t_unit} us, after sysinit.target (${t_sysinit} us)"
+        fail "thpguardd became active at ${t_unit} us, not before basic.target (${t_basic} us)"
+[ "$t_unit" -lt "$t_sysinit" ] || fail "thpguardd became active at ${t_unit} us, after sysinit.target (${t_sysinit} us)"
 echo "ok: ordering: thpguardd active at ${t_unit} us < sysinit.target ${t_sysinit} us < basic.target ${t_basic} us (monotonic)"
 
 # systemctl reload: a new policy takes effect, through SIGHUP, without a restart.
@@ -226,19 +230,19 @@ chmod 0644 "$run/etc/thpguard/thpguard.conf.new"
 mv "$run/etc/thpguard/thpguard.conf.new" "$run/etc/thpguard/thpguard.conf"
 # The daemon may reload by itself on the file change: let that settle, so
 # the count below measures systemctl reload alone.
-thp_wait_for enabled never 5 || pkg_fail "the new policy (enabled = never) did not take effect"
+thp_wait_for enabled never 5 || fail "the new policy (enabled = never) did not take effect"
 sleep 0.5
 before=$(n_reloads)
-inside systemctl reload thpguardd || pkg_fail "systemctl reload thpguardd failed"
+inside systemctl reload thpguardd || fail "systemctl reload thpguardd failed"
 for ((i = 0; i < 100; i++)); do
         [ "$(n_reloads)" -gt "$before" ] && break
         sleep 0.05
 done
-[ "$(n_reloads)" -gt "$before" ] || pkg_fail "systemctl reload logged no 'policy reloaded' entry"
+[ "$(n_reloads)" -gt "$before" ] || fail "systemctl reload logged no 'policy reloaded' entry"
 [ "$(prop thpguardd ActiveState)/$(prop thpguardd SubState)" = active/running ] ||
-        pkg_fail "after reload thpguardd is $(prop thpguardd ActiveState)/$(prop thpguardd SubState)"
-[ "$(prop thpguardd MainPID)" = "$main_pid" ] || pkg_fail "reload restarted the daemon (MainPID $main_pid -> $(prop thpguardd MainPID))"
-[ "$(thp_get enabled)" = never ] || pkg_fail "after reload enabled is $(thp_get enabled), want never"
+        fail "after reload thpguardd is $(prop thpguardd ActiveState)/$(prop thpguardd SubState)"
+[ "$(prop thpguardd MainPID)" = "$main_pid" ] || fail "reload restarted the daemon (MainPID $main_pid -> $(prop thpguardd MainPID))"
+[ "$(thp_get enabled)" = never ] || fail "after reload enabled is $(thp_get enabled), want never"
 echo "ok: systemctl reload: 'policy reloaded' logged, same MainPID, enabled=never in force, status '$(prop thpguardd StatusText)'"
 
 # systemctl reload with an invalid policy fails, shows why, and changes
@@ -248,15 +252,15 @@ printf 'thp = { enabled = "sometimes"; };\n' >"$run/etc/thpguard/thpguard.conf.n
 chmod 0644 "$run/etc/thpguard/thpguard.conf.new"
 mv "$run/etc/thpguard/thpguard.conf.new" "$run/etc/thpguard/thpguard.conf"
 if inside systemctl reload thpguardd 2>"$results/reload-bad.txt"; then
-        pkg_fail "systemctl reload succeeded with an invalid policy"
+        fail "systemctl reload succeeded with an invalid policy"
 fi
 inside systemctl status thpguardd --no-pager -n 20 >"$results/status-bad.txt" 2>&1 || true
 grep -q 'thpguard.conf:1: .*sometimes' "$results/status-bad.txt" ||
-        pkg_fail "systemctl status does not show the policy error: $(cat "$results/status-bad.txt")"
+        fail "systemctl status does not show the policy error: $(cat "$results/status-bad.txt")"
 [ "$(prop thpguardd ActiveState)/$(prop thpguardd SubState)" = active/running ] ||
-        pkg_fail "after a refused reload thpguardd is $(prop thpguardd ActiveState)/$(prop thpguardd SubState)"
-[ "$(prop thpguardd MainPID)" = "$main_pid" ] || pkg_fail "a refused reload restarted the daemon"
-[ "$(thp_get enabled)" = never ] || pkg_fail "after a refused reload enabled is $(thp_get enabled), want never"
+        fail "after a refused reload thpguardd is $(prop thpguardd ActiveState)/$(prop thpguardd SubState)"
+[ "$(prop thpguardd MainPID)" = "$main_pid" ] || fail "a refused reload restarted the daemon"
+[ "$(thp_get enabled)" = never ] || fail "after a refused reload enabled is $(thp_get enabled), want never"
 echo "ok: systemctl reload with an invalid policy failed ($(tr '\n' ' ' <"$results/reload-bad.txt")), status shows: $(grep -o 'thpguard.conf:1: .*' "$results/status-bad.txt" | head -n 1)"
 cp -p "$results/good.conf" "$run/etc/thpguard/thpguard.conf"
 
@@ -269,47 +273,47 @@ for ((i = 0; i < 100; i++)); do
         sleep 0.1
 done
 [ "$new_pid" != 0 ] && [ "$new_pid" != "$main_pid" ] ||
-        pkg_fail "after a stray SIGTERM thpguardd is $(prop thpguardd ActiveState)/$(prop thpguardd SubState), MainPID $new_pid"
+        fail "after a stray SIGTERM thpguardd is $(prop thpguardd ActiveState)/$(prop thpguardd SubState), MainPID $new_pid"
 main_pid=$new_pid
 echo "ok: a stray SIGTERM: systemd restarted thpguardd (MainPID now $main_pid)"
 
 # A drift written from the host is corrected (through inotify: a bind mount
 # is the same superblock).
 thp_set enabled always
-thp_wait_for enabled never 2 || pkg_fail "a drift written from the host was not corrected"
+thp_wait_for enabled never 2 || fail "a drift written from the host was not corrected"
 for ((i = 0; i < 100; i++)); do
         entry=$(journal MESSAGE_ID="$CORRECTED" THPGUARD_KNOB=enabled THPGUARD_OBSERVED=always THPGUARD_DESIRED=never | tail -n 1)
         [ -n "$entry" ] && break
         sleep 0.05
 done
-[ -n "$entry" ] || pkg_fail "the host drift's correction is not in the journal"
+[ -n "$entry" ] || fail "the host drift's correction is not in the journal"
 echo "ok: host drift corrected: $(echo "$entry" | jq -r .MESSAGE)"
 
 # systemctl stop is clean: exit 0, Result=success, and the knobs stay.
-inside systemctl stop thpguardd || pkg_fail "systemctl stop thpguardd failed"
+inside systemctl stop thpguardd || fail "systemctl stop thpguardd failed"
 res="$(prop thpguardd ActiveState) $(prop thpguardd Result) $(prop thpguardd ExecMainCode) $(prop thpguardd ExecMainStatus)"
 # ExecMainCode 1 is CLD_EXITED.
 [ "$res" = "inactive success 1 0" ] ||
-        pkg_fail "after stop: ActiveState Result ExecMainCode ExecMainStatus = $res, want 'inactive success 1 0'"
-[ "$(thp_get enabled)" = never ] || pkg_fail "stopping rolled enabled back to $(thp_get enabled)"
-inside test -e "/proc/$main_pid" && pkg_fail "the daemon (pid $main_pid in the container) is still there after stop" || true
+        fail "after stop: ActiveState Result ExecMainCode ExecMainStatus = $res, want 'inactive success 1 0'"
+[ "$(thp_get enabled)" = never ] || fail "stopping rolled enabled back to $(thp_get enabled)"
+inside test -e "/proc/$main_pid" && fail "the daemon (pid $main_pid in the container) is still there after stop" || true
 # The refused reload above logged its errors on purpose; nothing else may.
 errs=$(inside journalctl --no-pager -u thpguardd -p err -o cat |
         grep -v -e 'invalid value "sometimes"' -e '^Reload failed for thpguardd' || true)
-[ -z "$errs" ] || pkg_fail "thpguardd logged errors: $errs"
+[ -z "$errs" ] || fail "thpguardd logged errors: $errs"
 echo "ok: systemctl stop: exited 0, Result=success, knobs left as they were, no errors logged"
 
 inside journalctl --no-pager -u thpguardd -o short-monotonic >"$results/journal.txt" 2>&1 || true
 
 # ---- 7. Power off, restore, no leftovers (cleanup() does the rest) -------------
-inside systemctl poweroff || pkg_fail "systemctl poweroff failed"
+inside systemctl poweroff || fail "systemctl poweroff failed"
 for ((i = 0; i < 300; i++)); do kill -0 "$ns_pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$ns_pid" 2>/dev/null && pkg_fail "the container did not power off within 30 s"
-wait "$ns_pid" || pkg_fail "systemd-nspawn exited $? after poweroff"
+kill -0 "$ns_pid" 2>/dev/null && fail "the container did not power off within 30 s"
+wait "$ns_pid" || fail "systemd-nspawn exited $? after poweroff"
 ns_pid=
 echo "ok: powered off cleanly"
 for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/root" 2>/dev/null)" = "$run" ] && pkg_fail "process ${p#/proc/} still runs in the tree"
+        [ "$(readlink "$p/root" 2>/dev/null)" = "$run" ] && fail "process ${p#/proc/} still runs in the tree"
 done
 real_sysfs_restore
 echo "ok: no process left in the tree; host knobs restored"

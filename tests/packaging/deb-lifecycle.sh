@@ -5,14 +5,16 @@
 # conffile, and purge leaves the tree exactly as it was before the install.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-pkg_need debootstrap:debootstrap dpkg-buildpackage:dpkg-dev dh:debhelper
-[ "$(id -u)" -eq 0 ] || pkg_skip "needs root (debootstrap, chroot)"
+need debootstrap
+need dpkg-buildpackage dpkg-dev
+need dh debhelper
+[ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, chroot)"
 
 deb=$(pkg_build deb)
 tree_cache=$(pkg_tree "$deb")
 t=$PKG_WORK/lifecycle-root
 work=$(mktemp -d "$PKG_WORK/lifecycle.XXXXXX")
-trap 'pkg_tree_remove "$t"; rm -rf "$work"' EXIT
+on_exit 'pkg_tree_remove "$t"; rm -rf "$work"'
 pkg_tree_copy "$tree_cache" "$t"
 
 # The tree's paths, without dpkg's own bookkeeping and logs.
@@ -33,35 +35,35 @@ cp "$deb" "$t/tmp/v1.deb"
 cp "$work/thpguard-v2.deb" "$t/tmp/v2.deb"
 
 # Install.
-in_tree dpkg -i /tmp/v1.deb >"$work/install.log" 2>&1 || pkg_fail "dpkg -i failed: $(cat "$work/install.log")"
+in_tree dpkg -i /tmp/v1.deb >"$work/install.log" 2>&1 || fail "dpkg -i failed: $(cat "$work/install.log")"
 link=$t/etc/systemd/system/sysinit.target.wants/thpguardd.service
-[ -L "$link" ] || pkg_fail "install did not enable thpguardd.service"
+[ -L "$link" ] || fail "install did not enable thpguardd.service"
 grep -q 'Created symlink /etc/systemd/system/sysinit.target.wants/thpguardd.service' "$work/install.log" ||
-        pkg_fail "dpkg -i did not report enabling the unit"
-[ "$(in_tree dpkg-query -W -f='${db:Status-Abbrev}' thpguard)" = "ii " ] || pkg_fail "thpguard is not installed after dpkg -i"
+        fail "dpkg -i did not report enabling the unit"
+[ "$(in_tree dpkg-query -W -f='${db:Status-Abbrev}' thpguard)" = "ii " ] || fail "thpguard is not installed after dpkg -i"
 echo "ok: install enabled the unit ($(readlink "$link"))"
 
 # A local change of the policy survives an upgrade.
 echo '# local change, tests/packaging/deb-lifecycle.sh' >>"$t/etc/thpguard/thpguard.conf"
 sed -i 's/enabled = "madvise";/enabled = "never";/' "$t/etc/thpguard/thpguard.conf"
 cp "$t/etc/thpguard/thpguard.conf" "$work/changed.conf"
-in_tree dpkg -i /tmp/v2.deb </dev/null >"$work/upgrade.log" 2>&1 || pkg_fail "the upgrade failed: $(cat "$work/upgrade.log")"
+in_tree dpkg -i /tmp/v2.deb </dev/null >"$work/upgrade.log" 2>&1 || fail "the upgrade failed: $(cat "$work/upgrade.log")"
 [ "$(in_tree dpkg-query -W -f='${Version}' thpguard)" = "$(dpkg-deb -f "$work/thpguard-v2.deb" Version)" ] ||
-        pkg_fail "the upgrade did not install the new version"
-cmp -s "$work/changed.conf" "$t/etc/thpguard/thpguard.conf" || pkg_fail "the upgrade overwrote the changed conffile"
-[ -L "$link" ] || pkg_fail "the upgrade lost the unit's enablement"
+        fail "the upgrade did not install the new version"
+cmp -s "$work/changed.conf" "$t/etc/thpguard/thpguard.conf" || fail "the upgrade overwrote the changed conffile"
+[ -L "$link" ] || fail "the upgrade lost the unit's enablement"
 echo "ok: upgrade to $(in_tree dpkg-query -W -f='${Version}' thpguard) kept the changed /etc/thpguard/thpguard.conf and the enablement"
 
 # Remove keeps the conffile; purge removes everything install added.
-in_tree dpkg --remove thpguard >"$work/remove.log" 2>&1 || pkg_fail "dpkg --remove failed: $(cat "$work/remove.log")"
-[ -f "$t/etc/thpguard/thpguard.conf" ] || pkg_fail "dpkg --remove deleted the conffile"
-[ ! -e "$t/usr/sbin/thpguardd" ] || pkg_fail "dpkg --remove left /usr/sbin/thpguardd"
+in_tree dpkg --remove thpguard >"$work/remove.log" 2>&1 || fail "dpkg --remove failed: $(cat "$work/remove.log")"
+[ -f "$t/etc/thpguard/thpguard.conf" ] || fail "dpkg --remove deleted the conffile"
+[ ! -e "$t/usr/sbin/thpguardd" ] || fail "dpkg --remove left /usr/sbin/thpguardd"
 echo "ok: remove kept the conffile, removed the program"
-in_tree dpkg --purge thpguard >"$work/purge.log" 2>&1 || pkg_fail "dpkg --purge failed: $(cat "$work/purge.log")"
+in_tree dpkg --purge thpguard >"$work/purge.log" 2>&1 || fail "dpkg --purge failed: $(cat "$work/purge.log")"
 rm -f "$t/tmp/v1.deb" "$t/tmp/v2.deb"
 after=$(snapshot)
 if ! d=$(diff <(echo "$before") <(echo "$after")); then
-        pkg_fail "purge left the tree different from before the install (< before, > after):
+        fail "purge left the tree different from before the install (< before, > after):
 $d"
 fi
 echo "ok: purge removed everything install added ($(echo "$before" | wc -l) paths compared)"

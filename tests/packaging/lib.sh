@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Helpers for the packaging tests. Source after `set -euo pipefail`.
+# What the packaging tests share beyond tests/lib/test.sh (which this
+# brings). Source after `set -euo pipefail`.
 #
 # Environment (from tests/CMakeLists.txt): THPGUARDD, SRCDIR, BUILDDIR.
 # Everything these helpers make lives under $BUILDDIR/packaging-tests:
@@ -9,29 +10,13 @@
 # THPGUARD_PKG_REV=REV packages a commit instead of the working tree (see
 # packaging/export-source).
 
-: "${SRCDIR:?SRCDIR is not set (run through ctest)}"
-: "${BUILDDIR:?BUILDDIR is not set (run through ctest)}"
+# shellcheck source=../lib/test.sh
+. "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/test.sh"
+# shellcheck source=../lib/debian.sh
+. "$SRCDIR/tests/lib/debian.sh"
+: "${BUILDDIR:?BUILDDIR is not set: run this test through ctest}"
 PKG_WORK=$BUILDDIR/packaging-tests
 mkdir -p "$PKG_WORK"
-
-pkg_skip() {
-        echo "SKIP: $*" >&2
-        exit 77
-}
-
-pkg_fail() {
-        echo "FAIL: $*" >&2
-        exit 1
-}
-
-# Skips unless every tool is installed; names the package to install.
-pkg_need() {
-        local t
-        for t in "$@"; do
-                command -v "${t%%:*}" >/dev/null ||
-                        pkg_skip "${t%%:*} is not installed (package ${t#*:}; packaging/install-deps test installs it)"
-        done
-}
 
 # A hash of the sources that the packages are built from, so a package is
 # rebuilt exactly when something it contains could have changed.
@@ -56,7 +41,7 @@ pkg_build() {
                 rm -rf "$dir"
                 mkdir -p "$dir"
                 echo "building the $format packages (sources $hash)..." >&2
-                "$SRCDIR/packaging/build-$format" "$dir" >&2 || pkg_fail "packaging/build-$format failed"
+                "$SRCDIR/packaging/build-$format" "$dir" >&2 || fail "packaging/build-$format failed"
                 echo "$hash" >"$dir/.source-hash"
         else
                 echo "reusing the $format packages built from the same sources ($hash)" >&2
@@ -67,21 +52,8 @@ pkg_build() {
         rpm) f=$(find "$dir" -maxdepth 1 -name 'thpguard-[0-9]*.rpm' ! -name '*.src.rpm') ;;
         srpm) f=$(ls "$dir"/thpguard-[0-9]*.src.rpm 2>/dev/null || :) ;;
         esac
-        [ -f "$f" ] || pkg_fail "no $kind package in $dir"
+        [ -f "$f" ] || fail "no $kind package in $dir"
         echo "$f"
-}
-
-# The Debian mirror the host's apt uses (debootstrap must reach the same
-# archive); THPGUARD_DEBIAN_MIRROR overrides it.
-pkg_mirror() {
-        local m=${THPGUARD_DEBIAN_MIRROR:-}
-        if [ -z "$m" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
-                m=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-        fi
-        if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
-                m=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ { print $2; exit }' /etc/apt/sources.list)
-        fi
-        echo "${m:-http://deb.debian.org/debian}"
 }
 
 # A minimal bookworm tree with systemd and everything DEB depends on,
@@ -98,7 +70,7 @@ pkg_tree() {
         exec 7>"$PKG_WORK/debootstrap.lock"
         flock 7
         if [ ! -x "$cache/lib/systemd/systemd" ]; then
-                mirror=$(pkg_mirror)
+                mirror=$(debian_mirror)
                 log=$PKG_WORK/debootstrap-$key.log
                 echo "debootstrap --variant=minbase --include=$includes bookworm ($mirror); about a minute, once" >&2
                 pkg_tree_remove "$cache.tmp"
@@ -107,9 +79,9 @@ pkg_tree() {
                         tail -n 5 "$log" >&2
                         pkg_tree_remove "$cache.tmp"
                         if grep -qiE 'Failed getting release file|Couldn.t download|Temporary failure|unable to fetch|Could not resolve' "$log"; then
-                                pkg_skip "debootstrap cannot reach the Debian archive at $mirror (see $log)"
+                                skip "debootstrap cannot reach the Debian archive at $mirror (see $log)"
                         fi
-                        pkg_fail "debootstrap failed (see $log)"
+                        fail "debootstrap failed (see $log)"
                 fi
                 # Its own packages are not needed in the cache.
                 rm -rf "$cache.tmp"/var/cache/apt/archives/*.deb

@@ -8,9 +8,7 @@ source "$(dirname "$0")/lib.sh"
 dir=$SRCDIR/conf/profiles
 # thpguardd -n reads a copy: as root it refuses a policy under a directory
 # others may write, and the checkout may be anywhere (/tmp, a home).
-. "$SRCDIR/tests/lib/safe-tmp.sh"
-copies=$(safe_mktemp thpguard-profiles)
-trap 'rm -rf "$copies"' EXIT
+copies=$TMP # $TMP is safe_mktemp's
 declare -A want=(
         [go-services]='enabled=never defrag=never'
         [jvm-g1]='enabled=madvise khugepaged.defrag=false'
@@ -20,17 +18,17 @@ declare -A want=(
 )
 for name in "${!want[@]}"; do
         f=$dir/$name.conf
-        [ -f "$f" ] || pkg_fail "conf/profiles/$name.conf is missing"
+        [ -f "$f" ] || fail "conf/profiles/$name.conf is missing"
         # Validate against the running kernel when there is one; against a
         # fixture tree of 6.18 otherwise.
         root=/sys
         [ -d /sys/kernel/mm/transparent_hugepage ] || root=$FIXTURES/6.18
         cp "$f" "$copies/$name.conf"
-        out=$("$THPGUARDD" -n -c "$copies/$name.conf" --sysfs-root "$root" 2>&1) || pkg_fail "thpguardd -n rejects $name.conf:
+        out=$("$THPGUARDD" -n -c "$copies/$name.conf" --sysfs-root "$root" 2>&1) || fail "thpguardd -n rejects $name.conf:
 $out"
-        echo "$out" | grep -q 'configuration OK' || pkg_fail "$name.conf: $out"
-        head -n 20 "$f" | grep -q '^# For:' || pkg_fail "$name.conf has no '# For:' header line"
-        head -n 30 "$f" | grep -q '^# Why:' || pkg_fail "$name.conf has no '# Why:' header line"
+        echo "$out" | grep -q 'configuration OK' || fail "$name.conf: $out"
+        head -n 20 "$f" | grep -q '^# For:' || fail "$name.conf has no '# For:' header line"
+        head -n 30 "$f" | grep -q '^# Why:' || fail "$name.conf has no '# Why:' header line"
         # The settings, from `--verify --json` against a fixture would need
         # a fixture; read the file: key = value; with the group for khugepaged.
         flat=$(sed 's/#.*//' "$f" | tr -d ' \t\n' | sed 's/khugepaged={\([^}]*\)}/\n&\n/' | sed 's/^/;/; s/{/;/g')
@@ -40,11 +38,11 @@ $out"
                 case $k in
                 khugepaged.*)
                         echo "$flat" | grep '^;khugepaged=' | grep -qF ";${k#khugepaged.}=$v;" ||
-                                pkg_fail "$name.conf does not set $k = $v"
+                                fail "$name.conf does not set $k = $v"
                         ;;
                 *)
                         echo "$flat" | grep -v '^;khugepaged=' | grep -qF ";$k=\"$v\";" ||
-                                pkg_fail "$name.conf does not set $k = \"$v\""
+                                fail "$name.conf does not set $k = \"$v\""
                         ;;
                 esac
         done
@@ -53,10 +51,10 @@ done
 
 # They are installed to .../share/thpguard/profiles.
 root=$(mktemp -d "$PKG_WORK/profiles-root.XXXXXX")
-trap 'rm -rf "$root" "$copies"' EXIT
+on_exit 'rm -rf "$root"'
 DESTDIR=$root cmake --install "$BUILDDIR/packaging" >/dev/null
 for name in "${!want[@]}"; do
-        find "$root" -path "*/share/thpguard/profiles/$name.conf" | grep -q . || pkg_fail "$name.conf is not installed"
+        find "$root" -path "*/share/thpguard/profiles/$name.conf" | grep -q . || fail "$name.conf is not installed"
 done
 echo "ok: all installed to share/thpguard/profiles"
 echo PASS

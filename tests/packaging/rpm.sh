@@ -8,8 +8,11 @@
 # packaging/rpm/thpguard.rpmlintrc or rpmlint-debian.toml does not explain.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-pkg_need rpmbuild:rpm dpkg-buildpackage:dpkg-dev dh:debhelper python3:python3
-pkg-config --exists cmocka || pkg_skip "cmocka is not installed (package libcmocka-dev; the spec's %check needs it)"
+need rpmbuild rpm
+need dpkg-buildpackage dpkg-dev
+need dh debhelper
+need python3
+pkg-config --exists cmocka || skip "cmocka is not installed (package libcmocka-dev; the spec's %check needs it)"
 
 rpm=$(pkg_build rpm)
 srpm=$(pkg_build srpm)
@@ -23,89 +26,89 @@ version=$(rpm -qp --qf '%{VERSION}' "$rpm")
 # sources under thpguard-VERSION/ (what %autosetup unpacks).
 srcfiles=$(rpm -qpl "$srpm" | sort)
 [ "$srcfiles" = "$(printf '%s\n' "thpguard-$version.tar.gz" thpguard.spec)" ] ||
-        pkg_fail "the .src.rpm holds, want thpguard-$version.tar.gz and thpguard.spec:
+        fail "the .src.rpm holds, want thpguard-$version.tar.gz and thpguard.spec:
 $srcfiles"
 srcx=$(mktemp -d "$PKG_WORK/srpm.XXXXXX")
-trap 'rm -rf "$srcx"' EXIT
+on_exit 'rm -rf "$srcx"'
 rpm2archive - <"$srpm" | tar -C "$srcx" -xzf -
 parsed=$(rpmspec -P "$srcx/thpguard.spec")
 source0=$(sed -n 's/^Source0:[[:space:]]*//p' <<<"$parsed")
 url=$(sed -n 's/^URL:[[:space:]]*//p' <<<"$parsed")
-case $url in https://*) ;; *) pkg_fail "URL is '$url', want an https URL" ;; esac
+case $url in https://*) ;; *) fail "URL is '$url', want an https URL" ;; esac
 case $source0 in
 "$url"/*/"thpguard-$version.tar.gz") ;;
-*) pkg_fail "Source0 is '$source0', want a URL under $url ending in thpguard-$version.tar.gz" ;;
+*) fail "Source0 is '$source0', want a URL under $url ending in thpguard-$version.tar.gz" ;;
 esac
-cmp "$srcx/thpguard.spec" "$SRCDIR/packaging/rpm/thpguard.spec" || pkg_fail "the .src.rpm's spec is not packaging/rpm/thpguard.spec"
+cmp "$srcx/thpguard.spec" "$SRCDIR/packaging/rpm/thpguard.spec" || fail "the .src.rpm's spec is not packaging/rpm/thpguard.spec"
 for f in CMakeLists.txt LICENSE README.md packaging/rpm/thpguard.spec; do
         tar -xzOf "$srcx/thpguard-$version.tar.gz" "thpguard-$version/$f" | cmp -s - "$SRCDIR/$f" ||
-                pkg_fail "the tarball's thpguard-$version/$f is not the source tree's"
+                fail "the tarball's thpguard-$version/$f is not the source tree's"
 done
 echo "ok: the .src.rpm holds thpguard.spec and thpguard-$version.tar.gz (Source0: $source0)"
 
 # %check ran the unit tests: as many as ctest -L unit lists in this build.
 log=$(dirname "$rpm")/rpmbuild.log
-[ -f "$log" ] || pkg_fail "no rpmbuild.log next to $rpm"
+[ -f "$log" ] || fail "no rpmbuild.log next to $rpm"
 want=$(cd "$BUILDDIR" && ctest -N -L unit | sed -n 's/^Total Tests: //p')
-[ "${want:-0}" -gt 0 ] || pkg_fail "ctest -L unit lists no test in $BUILDDIR"
-grep -qx "100% tests passed, 0 tests failed out of $want" "$log" || pkg_fail "%check did not pass $want unit tests; rpmbuild.log says:
+[ "${want:-0}" -gt 0 ] || fail "ctest -L unit lists no test in $BUILDDIR"
+grep -qx "100% tests passed, 0 tests failed out of $want" "$log" || fail "%check did not pass $want unit tests; rpmbuild.log says:
 $(grep -E 'tests passed|tests failed|^\+ ctest' "$log" || echo '(no ctest run)')"
 echo "ok: %check passed the $want unit tests"
 
 # Same files (directories aside; the .deb's /usr/share/doc is Debian's).
 if ! d=$(diff <(pkg_deb_files "$deb") <(pkg_rpm_files "$rpm")); then
-        pkg_fail "the .rpm and the .deb install different files (< deb, > rpm):
+        fail "the .rpm and the .deb install different files (< deb, > rpm):
 $d"
 fi
 echo "ok: the .rpm installs the same $(pkg_rpm_files "$rpm" | wc -l) files as the .deb:"
 pkg_rpm_files "$rpm" | sed 's/^/    /'
 
 flags=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm" | awk '$2 == "/etc/thpguard/thpguard.conf" { print $1 }')
-[ "$flags" = cn ] || pkg_fail "/etc/thpguard/thpguard.conf has file flags '$flags', want 'cn' (%config(noreplace))"
+[ "$flags" = cn ] || fail "/etc/thpguard/thpguard.conf has file flags '$flags', want 'cn' (%config(noreplace))"
 echo "ok: /etc/thpguard/thpguard.conf is %config(noreplace)"
 
 scripts=$(rpm -qp --scripts "$rpm")
 echo "$scripts" | sed -n '/^postinstall/,/^preuninstall/p' | grep -qE 'systemctl.*(preset|enable).*thpguardd\.service|systemd-update-helper install-system-units thpguardd\.service' ||
-        pkg_fail "%post does not preset or enable thpguardd.service:
+        fail "%post does not preset or enable thpguardd.service:
 $scripts"
 echo "$scripts" | sed -n '/^preuninstall/,/^postuninstall/p' | grep -qE 'systemctl.*(disable --now|stop).*thpguardd\.service|systemd-update-helper remove-system-units thpguardd\.service' ||
-        pkg_fail "%preun does not stop thpguardd.service:
+        fail "%preun does not stop thpguardd.service:
 $scripts"
 echo "$scripts" | sed -n '/^postuninstall/,$p' | grep -qE 'try-restart.*thpguardd\.service|mark-restart-system-units thpguardd\.service' ||
-        pkg_fail "%postun does not restart thpguardd.service on upgrade:
+        fail "%postun does not restart thpguardd.service on upgrade:
 $scripts"
 echo "ok: scriptlets preset the unit on install, stop it on removal, restart it on upgrade"
 
 # The preset that %systemd_post applies enables the unit.
 grep -qx 'enable thpguardd.service' <(rpm2archive - <"$rpm" | tar -xzOf - --wildcards '*/50-thpguard.preset') ||
-        pkg_fail "the preset file does not enable thpguardd.service"
+        fail "the preset file does not enable thpguardd.service"
 echo "ok: the preset enables thpguardd.service"
 
 # %license LICENSE and %doc README.md, as the sources have them; the man
 # pages in their sections (thpguardctl, a user command, in 1).
 lic=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm" | awk '$1 ~ /l/ && $2 ~ /\/LICENSE$/ { print $2 }')
-[ -n "$lic" ] || pkg_fail "the .rpm has no %license LICENSE"
-rpm2archive - <"$rpm" | tar -xzOf - ".$lic" | cmp -s - "$SRCDIR/LICENSE" || pkg_fail "$lic is not LICENSE"
+[ -n "$lic" ] || fail "the .rpm has no %license LICENSE"
+rpm2archive - <"$rpm" | tar -xzOf - ".$lic" | cmp -s - "$SRCDIR/LICENSE" || fail "$lic is not LICENSE"
 readme=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm" | awk '$1 ~ /d/ && $2 ~ /\/doc\/.*\/README\.md$/ { print $2 }')
-[ -n "$readme" ] || pkg_fail "the .rpm has no %doc README.md"
-rpm2archive - <"$rpm" | tar -xzOf - ".$readme" | cmp -s - "$SRCDIR/README.md" || pkg_fail "$readme is not README.md"
+[ -n "$readme" ] || fail "the .rpm has no %doc README.md"
+rpm2archive - <"$rpm" | tar -xzOf - ".$readme" | cmp -s - "$SRCDIR/README.md" || fail "$readme is not README.md"
 rpmfiles=$(rpm -qpl "$rpm")
 for m in man1/thpguardctl.1 man5/thpguard.conf.5 man8/thpguardd.8; do
-        grep -qE "/man/$m(\.gz)?$" <<<"$rpmfiles" || pkg_fail "the .rpm lacks $m"
+        grep -qE "/man/$m(\.gz)?$" <<<"$rpmfiles" || fail "the .rpm lacks $m"
 done
 echo "ok: $lic (%license), $readme (%doc), thpguardctl.1 in man1"
 
 # rpmlint: nothing left but what the filter files explain, and each filter
 # still matches a finding (else it is stale and must go).
 command -v rpmlint >/dev/null ||
-        pkg_skip "everything above passed, but rpmlint is not installed (package rpmlint): the lint was not run"
+        skip "everything above passed, but rpmlint is not installed (package rpmlint): the lint was not run"
 rcfile=$SRCDIR/packaging/rpm/thpguard.rpmlintrc
 debconf=$SRCDIR/packaging/rpm/rpmlint-debian.toml
 rc=0
 out=$(cd "$PKG_WORK" && rpmlint -c "$debconf" -r "$rcfile" "$srpm" "$rpm" 2>&1) || rc=$?
 findings=$(grep -E '^[^ ]+: [EW]: ' <<<"$out" || :)
 if [ "$rc" -ne 0 ] || [ -n "$findings" ]; then
-        pkg_fail "rpmlint exited $rc; findings no filter explains:
+        fail "rpmlint exited $rc; findings no filter explains:
 $out"
 fi
 # Only the gzip setting, no filters: every finding rpmlint has.
@@ -123,7 +126,7 @@ for p in pats:
         print(p)
 PY
 )
-[ -z "$stale" ] || pkg_fail "rpmlint filters that match no finding (remove them):
+[ -z "$stale" ] || fail "rpmlint filters that match no finding (remove them):
 $stale
 rpmlint's findings without filters:
 $raw"

@@ -5,13 +5,13 @@
 # the lines checked below are there.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-pkg_need systemd-analyze:systemd
+need systemd-analyze systemd
 
 root=$(mktemp -d "$PKG_WORK/unit-root.XXXXXX")
-trap 'rm -rf "$root"' EXIT
+on_exit 'rm -rf "$root"'
 DESTDIR=$root cmake --install "$BUILDDIR" >/dev/null
 unit=$(find "$root" -name thpguardd.service -path '*/systemd/system/*')
-[ -f "$unit" ] || pkg_fail "cmake --install installed no thpguardd.service"
+[ -f "$unit" ] || fail "cmake --install installed no thpguardd.service"
 echo "unit: ${unit#"$root"}"
 
 # verify checks that every command exists under --root. ExecReload= runs
@@ -21,21 +21,21 @@ kill_bin=
 for k in /bin/kill /usr/bin/kill; do
         [ -x "$k" ] && kill_bin=$k && break
 done
-[ -n "$kill_bin" ] || pkg_skip "no /bin/kill on this machine (package procps)"
+[ -n "$kill_bin" ] || skip "no /bin/kill on this machine (package procps)"
 mkdir -p "$root/bin" "$root/usr/bin"
 cp "$kill_bin" "$root/bin/kill"
 
-err=$(systemd-analyze verify --man=no --root="$root" "$unit" 2>&1 >/dev/null) || pkg_fail "systemd-analyze verify exited $?: $err"
-[ -z "$err" ] || pkg_fail "systemd-analyze verify printed on stderr:
+err=$(systemd-analyze verify --man=no --root="$root" "$unit" 2>&1 >/dev/null) || fail "systemd-analyze verify exited $?: $err"
+[ -z "$err" ] || fail "systemd-analyze verify printed on stderr:
 $err"
 echo "verify: clean"
 
 out=$(systemd-analyze security --offline=true --root="$root" "$unit" 2>&1) || true
 score=$(echo "$out" | sed -n 's/.*Overall exposure level for thpguardd.service: \([0-9.]*\) .*/\1/p')
-[ -n "$score" ] || pkg_fail "no score in systemd-analyze security's output:
+[ -n "$score" ] || fail "no score in systemd-analyze security's output:
 $out"
 echo "security: $(echo "$out" | grep 'Overall exposure')"
-awk -v s="$score" 'BEGIN { exit !(s <= 1.0) }' || pkg_fail "exposure $score > 1.0:
+awk -v s="$score" 'BEGIN { exit !(s <= 1.0) }' || fail "exposure $score > 1.0:
 $(echo "$out" | grep '✗')"
 
 # What the issue asks of the unit, line by line.
@@ -60,18 +60,18 @@ want=(
 )
 for w in "${want[@]}"; do
         grep -qxF -- "$w" <(sed 's/[[:space:]]*$//' "$unit") || grep -q "^${w//\$/\\\$}" "$unit" ||
-                pkg_fail "the unit lacks '$w'"
+                fail "the unit lacks '$w'"
 done
 # PrivateNetwork=yes would give the service its own /sys on systemd >= 254,
 # where inotify sees no foreign write (one sysfs superblock per netns).
-! grep -q '^PrivateNetwork=' "$unit" || pkg_fail "the unit sets PrivateNetwork=: inotify would miss drift on systemd >= 254"
+! grep -q '^PrivateNetwork=' "$unit" || fail "the unit sets PrivateNetwork=: inotify would miss drift on systemd >= 254"
 exec_start=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
 # systemctl reload validates the same file the daemon reads before SIGHUP.
 config=$(sed -n 's/^ExecStart=.*--config \([^ ]*\).*/\1/p' "$unit")
 first_reload=$(sed -n 's/^ExecReload=//p' "$unit" | head -n 1)
 [ "$first_reload" = "$exec_start --check-config --config $config" ] ||
-        pkg_fail "the first ExecReload= is '$first_reload', want '$exec_start --check-config --config $config'"
-[ -x "$root$exec_start" ] || pkg_fail "ExecStart=$exec_start is not what cmake installed"
+        fail "the first ExecReload= is '$first_reload', want '$exec_start --check-config --config $config'"
+[ -x "$root$exec_start" ] || fail "ExecStart=$exec_start is not what cmake installed"
 grep -q -- "--config $(sed -n 's/^ExecStart=.*--config \([^ ]*\).*/\1/p' "$unit")" "$unit"
 echo "unit lines: all present; ExecStart=$exec_start"
 
@@ -79,13 +79,13 @@ echo "unit lines: all present; ExecStart=$exec_start"
 # and journalctl accepts the file.
 catalog=$(find "$root" -name thpguard.catalog)
 [ "${catalog#"$root"}" = /usr/lib/systemd/catalog/thpguard.catalog ] ||
-        pkg_fail "the catalog is installed at '${catalog#"$root"}', not /usr/lib/systemd/catalog/thpguard.catalog"
+        fail "the catalog is installed at '${catalog#"$root"}', not /usr/lib/systemd/catalog/thpguard.catalog"
 ids=$(sed -n 's/^#define THPGUARD_MESSAGE_[A-Z_]* *"\([0-9a-f]\{32\}\)"/\1/p' "$SRCDIR/include/thpguard/message-ids.h")
-[ "$(echo "$ids" | wc -l)" -ge 6 ] || pkg_fail "found fewer than 6 MESSAGE_IDs in message-ids.h"
-journalctl --root="$root" --update-catalog 2>&1 | { ! grep .; } || pkg_fail "journalctl --update-catalog complained"
+[ "$(echo "$ids" | wc -l)" -ge 6 ] || fail "found fewer than 6 MESSAGE_IDs in message-ids.h"
+journalctl --root="$root" --update-catalog 2>&1 | { ! grep .; } || fail "journalctl --update-catalog complained"
 dump=$(journalctl --root="$root" --dump-catalog)
 for id in $ids; do
-        echo "$dump" | grep -q "^-- $id" || pkg_fail "the catalog has no entry for MESSAGE_ID $id"
+        echo "$dump" | grep -q "^-- $id" || fail "the catalog has no entry for MESSAGE_ID $id"
 done
 echo "catalog: $(echo "$ids" | wc -l) entries, one per MESSAGE_ID"
 echo "PASS"

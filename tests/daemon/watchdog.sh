@@ -3,31 +3,27 @@
 # works). Under WatchdogSec= systemd passes WATCHDOG_USEC; the daemon must
 # then send WATCHDOG=1 from its event loop well within that period, and not
 # far more often than the loop needs (no busy loop). Without WATCHDOG_USEC it
-# sends none: test-notify.sh counts every message of that run.
+# sends none: notify.sh counts every message of that run.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 PERIOD_USEC=400000
 RUN_SECONDS=4
 thp_set enabled madvise
-"$NOTIFY_LISTEN" "$WORK/notify.sock" 9>&- >"$WORK/notify.out" &
-NOTIFY_PID=$!
-for _ in $(seq 100); do [ -S "$WORK/notify.sock" ] && break; sleep 0.01; done
-write_policy 'recheck_interval = 3600; thp = { enabled = "madvise"; };'
-WATCHDOG_USEC=$PERIOD_USEC NOTIFY_SOCKET=$WORK/notify.sock daemon_start
-for _ in $(seq 100); do grep -q READY "$WORK/notify.out" && break; sleep 0.01; done
+notify_listen_start "$TMP/notify.sock" "$TMP/notify.out"
+write_policy "$POLICY" 'recheck_interval = 3600; thp = { enabled = "madvise"; };'
+WATCHDOG_USEC=$PERIOD_USEC NOTIFY_SOCKET=$TMP/notify.sock daemon_start
+wait_until 1 grep -q READY "$TMP/notify.out" || true
 sleep $RUN_SECONDS
 # Frozen, as a hung loop would be: no ping may come from anywhere else.
-before=$(grep -c '^WATCHDOG=1$' "$WORK/notify.out" || true)
+before=$(grep -c '^WATCHDOG=1$' "$TMP/notify.out" || true)
 kill -STOP "$DAEMON_PID"
 sleep 1
-frozen=$(( $(grep -c '^WATCHDOG=1$' "$WORK/notify.out" || true) - before ))
+frozen=$(( $(grep -c '^WATCHDOG=1$' "$TMP/notify.out" || true) - before ))
 kill -CONT "$DAEMON_PID"
 daemon_stop
 wait "$NOTIFY_PID" || true
-NOTIFY_PID=
 
 pings=$before
 echo "WATCHDOG=1 $pings times in about ${RUN_SECONDS}s at WATCHDOG_USEC=$PERIOD_USEC; $frozen while frozen"
@@ -39,8 +35,8 @@ max=$((RUN_SECONDS * 1000000 * 4 / PERIOD_USEC + 4))
 [ "$pings" -le "$max" ] || fail "$pings watchdog pings in ${RUN_SECONDS}s, more than $max: a busy loop?"
 [ "$frozen" = 0 ] || fail "$frozen pings while the daemon was stopped"
 # Every ping is its own message: nothing else rides on it.
-[ "$(grep -c WATCHDOG "$WORK/notify.out")" = "$(grep -c '^WATCHDOG=1$' "$WORK/notify.out")" ] ||
+[ "$(grep -c WATCHDOG "$TMP/notify.out")" = "$(grep -c '^WATCHDOG=1$' "$TMP/notify.out")" ] ||
         fail "a WATCHDOG message is not exactly WATCHDOG=1"
-grep -q '^READY=1|STATUS=enforcing 1 knob, 0 corrected at startup$' "$WORK/notify.out" || fail "no READY=1 with STATUS"
-tail -n 1 "$WORK/notify.out" | grep -qx STOPPING=1 || fail "STOPPING=1 is not the last message"
+grep -q '^READY=1|STATUS=enforcing 1 knob, 0 corrected at startup$' "$TMP/notify.out" || fail "no READY=1 with STATUS"
+tail -n 1 "$TMP/notify.out" | grep -qx STOPPING=1 || fail "STOPPING=1 is not the last message"
 echo PASS

@@ -2,17 +2,16 @@
 # Reload by SIGHUP (valid and invalid policy), by editing the file in place,
 # and by a Kubernetes ConfigMap-style ..data symlink swap.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled madvise
-write_policy 'recheck_interval = 3600;
+write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { enabled = "madvise"; };'
 daemon_start
 
 # SIGHUP with a valid new policy: it takes effect.
-write_policy 'recheck_interval = 3600;
+write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { enabled = "never"; };'
 kill -HUP "$DAEMON_PID"
 thp_wait_for enabled never 2 || fail "the new policy did not take effect"
@@ -20,7 +19,7 @@ wait_log 'corrected enabled: madvise -> never \(reload\).*trigger=reload'
 wait_log 'msg="policy reloaded from'
 
 # SIGHUP with an invalid policy: the old one is kept and still enforced, one error logged.
-write_policy 'thp = { enabled = "sometimes"; };'
+write_policy "$POLICY" 'thp = { enabled = "sometimes"; };'
 kill -HUP "$DAEMON_PID"
 wait_log 'level=error msg="policy rejected, keeping the last good one: .*thpguard.conf:1: thp.enabled: invalid value \\"sometimes\\"'
 [ "$(log_count 'policy rejected')" = 1 ] || fail "expected exactly one rejection line"
@@ -28,24 +27,22 @@ thp_set enabled always
 thp_wait_for enabled never 1 || fail "the last good policy is not enforced after a rejected reload"
 
 # Editing the file in place (no signal): picked up by the directory watch.
-printf 'recheck_interval = 3600;\nthp = { enabled = "madvise"; };\n' >"$WORK/thpguard.conf"
+printf 'recheck_interval = 3600;\nthp = { enabled = "madvise"; };\n' >"$POLICY"
 thp_wait_for enabled madvise 2 || fail "an in-place edit was not picked up"
 
 # A ConfigMap mount: thpguard.conf -> ..data/thpguard.conf, ..data -> ..<timestamp>/.
 # The kubelet writes a new timestamped dir and renames a new ..data symlink over the old one.
-cm=$WORK/configmap
+cm=$TMP/configmap
 mkdir -p "$cm/..2026_11_30_01"
-write_policy 'recheck_interval = 3600;
-thp = { enabled = "madvise"; };' "$cm/..2026_11_30_01/thpguard.conf"
+write_policy "$cm/..2026_11_30_01/thpguard.conf" 'recheck_interval = 3600;
+thp = { enabled = "madvise"; };'
 ln -s ..2026_11_30_01 "$cm/..data"
 ln -s ..data/thpguard.conf "$cm/thpguard.conf"
 daemon_stop
-"$THPGUARDD" --config "$cm/thpguard.conf" --log-target=console 9>&- 2>"$WORK/daemon.log" &
-DAEMON_PID=$!
-wait_log 'msg="started'
+daemon_start_cmd "$THPGUARDD" --config "$cm/thpguard.conf" --log-target=console
 mkdir "$cm/..2026_11_30_02"
-write_policy 'recheck_interval = 3600;
-thp = { enabled = "never"; };' "$cm/..2026_11_30_02/thpguard.conf"
+write_policy "$cm/..2026_11_30_02/thpguard.conf" 'recheck_interval = 3600;
+thp = { enabled = "never"; };'
 ln -s ..2026_11_30_02 "$cm/..data_tmp"
 mv -T "$cm/..data_tmp" "$cm/..data"
 rm -rf "$cm/..2026_11_30_01"

@@ -2,54 +2,53 @@
 # Startup failures: an invalid policy exits 1 with file:line errors and
 # writes nothing; a bad --sysfs-root exits 1 with one clear line.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled always
-write_policy 'thp = {
+write_policy "$POLICY" 'thp = {
   enabled = "madvise";
   defrag = "sometimes";
 };
 bogus = 1;'
 rc=0
-out=$("$INOTIFY_COUNT" "$THP" "$THP/khugepaged" -- "$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console 2>"$WORK/err") || rc=$?
-cat "$WORK/err"
+out=$("$INOTIFY_COUNT" "$THP" "$THP/khugepaged" -- "$THPGUARDD" --config "$POLICY" --log-target=console 2>"$TMP/err") || rc=$?
+cat "$TMP/err"
 [ $rc -eq 1 ] || fail "invalid policy: exit $rc, want 1"
 # Each error is its own entry at priority err (logfmt quotes the value), so
 # `journalctl -p err` shows exactly what made the boot fail.
-grep -qF 'level=error msg="'"$WORK"'/thpguard.conf:3: thp.defrag: invalid value \"sometimes\"' "$WORK/err" ||
+grep -qF 'level=error msg="'"$TMP"'/thpguard.conf:3: thp.defrag: invalid value \"sometimes\"' "$TMP/err" ||
         fail "no file:line error for defrag at level error"
-grep -qF 'level=error msg="'"$WORK"'/thpguard.conf:5: policy: unknown key \"bogus\"' "$WORK/err" ||
+grep -qF 'level=error msg="'"$TMP"'/thpguard.conf:5: policy: unknown key \"bogus\"' "$TMP/err" ||
         fail "not every error was reported at level error"
-grep -q '^level=error msg="invalid policy .*: not starting; nothing was written"' "$WORK/err" ||
+grep -q '^level=error msg="invalid policy .*: not starting; nothing was written"' "$TMP/err" ||
         fail "no closing line saying nothing was written"
 echo "$out" | grep -q '^total 0$' || fail "an invalid policy led to a write: $out"
 [ "$(thp_get enabled)" = always ] || fail "enabled was changed"
 
-write_policy 'thp = { enabled = "madvise"; };'
-for root in "$WORK/empty" "$WORK/thpguard.conf" "$WORK/missing"; do
-        mkdir -p "$WORK/empty"
+write_policy "$POLICY" 'thp = { enabled = "madvise"; };'
+for root in "$TMP/empty" "$POLICY" "$TMP/missing"; do
+        mkdir -p "$TMP/empty"
         rc=0
-        "$THPGUARDD" --config "$WORK/thpguard.conf" --sysfs-root "$root" 2>"$WORK/err" || rc=$?
-        cat "$WORK/err"
+        "$THPGUARDD" --config "$POLICY" --sysfs-root "$root" 2>"$TMP/err" || rc=$?
+        cat "$TMP/err"
         [ $rc -eq 1 ] || fail "--sysfs-root $root: exit $rc, want 1"
-        [ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "--sysfs-root $root: want one line"
-        grep -q -- "--sysfs-root $root: " "$WORK/err" || fail "--sysfs-root $root: message does not name it"
+        [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "--sysfs-root $root: want one line"
+        grep -q -- "--sysfs-root $root: " "$TMP/err" || fail "--sysfs-root $root: message does not name it"
 done
 
 # SIGTERM as soon as it starts (during the startup apply at the latest): a clean exit 0.
 # (Only once it has exec'd: a signal to the forked shell before exec would hit bash, not us.)
-"$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console 9>&- 2>"$WORK/daemon.log" &
+"$THPGUARDD" --config "$POLICY" --log-target=console 9>&- 2>"$TMP/daemon.log" &
 pid=$!
 for _ in $(seq 1000); do [ "$(cat /proc/$pid/comm 2>/dev/null)" = thpguardd ] && break; done
 kill -TERM $pid
 rc=0; wait $pid || rc=$?
 # Killed before the handler was installed is the default action (143); after, 0.
 [ $rc -eq 0 ] || [ $rc -eq 143 ] || fail "SIGTERM during startup: exit $rc"
-"$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console 9>&- 2>"$WORK/daemon.log" &
+"$THPGUARDD" --config "$POLICY" --log-target=console 9>&- 2>"$TMP/daemon.log" &
 pid=$!
-for _ in $(seq 500); do grep -q corrected "$WORK/daemon.log" 2>/dev/null && break; sleep 0.001; done
+for _ in $(seq 500); do grep -q corrected "$TMP/daemon.log" 2>/dev/null && break; sleep 0.001; done
 kill -TERM $pid
 rc=0; wait $pid || rc=$?
 [ $rc -eq 0 ] || fail "SIGTERM right after the startup apply: exit $rc"

@@ -3,18 +3,17 @@
 # reader has gone (`thpguardd --log-target=console 2>&1 | head -c 10`), a
 # write fails with EPIPE instead of killing the daemon with SIGPIPE.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled always
-write_policy 'recheck_interval = 3600;
+write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { enabled = "madvise"; };'
 
-mkfifo "$WORK/stderr.pipe"
-head -c 10 <"$WORK/stderr.pipe" >"$WORK/head.out" 9>&- &
+mkfifo "$TMP/stderr.pipe"
+head -c 10 <"$TMP/stderr.pipe" >"$TMP/head.out" 9>&- &
 head_pid=$!
-"$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=console 9>&- 2>"$WORK/stderr.pipe" &
+"$THPGUARDD" --config "$POLICY" --log-target=console 9>&- 2>"$TMP/stderr.pipe" &
 DAEMON_PID=$!
 
 # head has read its 10 bytes and gone: every later log line meets a closed pipe.

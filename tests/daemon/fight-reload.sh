@@ -3,19 +3,18 @@
 # corrects the knob at once (restarting the war) nor loses the summary
 # that is logged when the fight ends.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled madvise
-write_policy 'recheck_interval = 4; fight_threshold = 3; fight_window = 10;
+write_policy "$POLICY" 'recheck_interval = 4; fight_threshold = 3; fight_window = 10;
 thp = { enabled = "madvise"; };'
 daemon_start
 
 # A writer that keeps at it until the daemon declares the fight.
 for ((i = 0; i < 2000; i++)); do
         echo always >"$THP/enabled"
-        grep -q 'msg="writer fight on enabled: another' "$WORK/daemon.log" && break
+        grep -q 'msg="writer fight on enabled: another' "$TMP/daemon.log" && break
 done
 wait_log 'msg="writer fight on enabled: another writer keeps setting always' 2
 thp_set enabled always # left drifted: the daemon is in its backoff

@@ -1,37 +1,36 @@
 #!/bin/bash
 # Audit mode, from the policy or --audit, detects and logs drift and never writes.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 for how in policy flag; do
         thp_set enabled always
         thp_set khugepaged/defrag 1
         if [ $how = policy ]; then
-                write_policy 'mode = "audit"; recheck_interval = 1;
+                write_policy "$POLICY" 'mode = "audit"; recheck_interval = 1;
 thp = { enabled = "madvise"; khugepaged = { defrag = false; }; };'
                 args=()
         else
-                write_policy 'mode = "enforce"; recheck_interval = 1;
+                write_policy "$POLICY" 'mode = "enforce"; recheck_interval = 1;
 thp = { enabled = "madvise"; khugepaged = { defrag = false; }; };'
                 args=(--audit)
         fi
         # Everything the daemon does during startup, a drift and two rechecks: no write at all.
         out=$("$INOTIFY_COUNT" "$THP" "$THP/khugepaged" -- bash -c "
-                \"$THPGUARDD\" --config $WORK/thpguard.conf --log-target=console ${args[*]} 2>$WORK/daemon.log &
+                \"$THPGUARDD\" --config $POLICY --log-target=console ${args[*]} 2>$TMP/daemon.log &
                 pid=\$!; sleep 0.3; kill -TERM \$pid; wait \$pid")
         echo "$out"
         [ "$(thp_get enabled)" = always ] || fail "audit mode ($how) wrote enabled"
         echo "$out" | grep -q '^total 0$' || fail "audit mode ($how) wrote to sysfs"
         grep -q 'level=warn msg="drift on enabled: always, policy wants madvise (audit mode, not corrected; startup)".*result=audit' \
-                "$WORK/daemon.log" || { cat "$WORK/daemon.log"; fail "no audit line ($how)"; }
-        grep -q 'knob=khugepaged/defrag observed=1 desired=0 trigger=startup result=audit' "$WORK/daemon.log" ||
+                "$TMP/daemon.log" || { cat "$TMP/daemon.log"; fail "no audit line ($how)"; }
+        grep -q 'knob=khugepaged/defrag observed=1 desired=0 trigger=startup result=audit' "$TMP/daemon.log" ||
                 fail "no audit line for khugepaged/defrag ($how)"
 done
 
 # A lasting drift is reported once, not at every recheck; a new foreign value is reported again.
-write_policy 'mode = "audit"; recheck_interval = 1;
+write_policy "$POLICY" 'mode = "audit"; recheck_interval = 1;
 thp = { enabled = "madvise"; };'
 thp_set enabled always
 daemon_start

@@ -30,15 +30,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-command -v podman >/dev/null || skip "podman is not installed (apt-get install podman runc)"
-command -v runc >/dev/null || skip "runc is not installed (apt-get install runc): crun fails on this kind of machine"
+need podman
+# runc: crun fails on this kind of machine.
+need runc
 python_with yaml python3-yaml
 python_with prometheus_client python3-prometheus-client
-fleet_init
 real_sysfs_begin
-# real_sysfs_begin set its own EXIT trap: restore the knobs last, after the containers are gone.
-on_exit real_sysfs_restore
-trap fleet_exit EXIT
 
 # What the test machine needs: runc, not crun, and rlimits it accepts. No network at all.
 PODMAN_RUN=(podman run --runtime runc --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --network none)

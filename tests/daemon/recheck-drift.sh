@@ -4,26 +4,25 @@
 # watch (sysfs has one superblock per network namespace: it is a
 # different superblock); only the periodic recheck catches it.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
-command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+real_sysfs_begin
+need unshare util-linux
 unshare -m -n true 2>/dev/null || skip "cannot create a mount namespace here"
 
 write_through_second_mount() {
-        unshare -m -n --propagation private sh -c "mkdir -p $WORK/sys && mount -t sysfs sysfs $WORK/sys &&
-                echo $1 > $WORK/sys/kernel/mm/transparent_hugepage/enabled"
+        unshare -m -n --propagation private sh -c "mkdir -p $TMP/sys && mount -t sysfs sysfs $TMP/sys &&
+                echo $1 > $TMP/sys/kernel/mm/transparent_hugepage/enabled"
 }
 
 # First prove the premise: the second mount's write raises no inotify event here.
 thp_set enabled madvise
-out=$("$INOTIFY_COUNT" "$THP" -- bash -c "$(declare -f write_through_second_mount); WORK=$WORK write_through_second_mount never")
+out=$("$INOTIFY_COUNT" "$THP" -- bash -c "$(declare -f write_through_second_mount); TMP=$TMP write_through_second_mount never")
 echo "$out"
 [ "$(thp_get enabled)" = never ] || fail "the write through the second mount did not land"
 echo "$out" | grep -q '^total 0$' || skip "a second sysfs mount raises inotify events on this kernel; nothing to prove"
 thp_set enabled madvise
 
-write_policy 'recheck_interval = 1;
+write_policy "$POLICY" 'recheck_interval = 1;
 thp = { enabled = "madvise"; };'
 daemon_start
 write_through_second_mount never
@@ -41,7 +40,7 @@ wait_log 'corrected enabled: always -> madvise \(recheck\)' 1
 
 # A drift inotify does see is corrected at once and never warned about.
 daemon_stop
-rm -f "$WORK/daemon.log"
+rm -f "$TMP/daemon.log"
 daemon_start
 thp_set enabled never
 thp_wait_for enabled madvise 1 || fail "an ordinary drift was not corrected within 1 s"

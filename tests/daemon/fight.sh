@@ -3,12 +3,11 @@
 # one warning naming the knob and the other writer's value, backs off instead
 # of spinning, and logs a summary when the fight ends.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled madvise
-write_policy 'recheck_interval = 4; fight_threshold = 5; fight_window = 10;
+write_policy "$POLICY" 'recheck_interval = 4; fight_threshold = 5; fight_window = 10;
 thp = { enabled = "madvise"; };'
 daemon_start
 
@@ -25,7 +24,7 @@ wait_log 'level=warn msg="writer fight on enabled: another writer keeps setting 
 # The writer stopped: the knob comes back at the latest after the current window (<= 4 s cap) and the fight ends.
 thp_wait_for enabled madvise 6 || fail "the knob was not corrected after the fight"
 wait_log 'writer fight on enabled ended; [0-9]+ corrections were suppressed' 10
-lines=$(wc -l <"$WORK/daemon.log")
+lines=$(wc -l <"$TMP/daemon.log")
 echo "log lines: $lines"
 [ "$lines" -le 30 ] || fail "log flood: $lines lines"
 

@@ -2,12 +2,11 @@
 # The audit trail in a real journald: a real drift on the real sysfs, read
 # back with journalctl -o json, every field of the contract asserted.
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 JOURNALD=/lib/systemd/systemd-journald
 command -v journalctl >/dev/null && [ -x $JOURNALD ] || skip "systemd-journald is not installed"
-command -v python3 >/dev/null || skip "python3 is needed to read journalctl's JSON"
+need python3
 
 started_journald=
 stop_journald() {
@@ -18,22 +17,21 @@ stop_journald() {
                 rm -f /run/systemd/journal/socket
         fi
 }
-trap 'stop_journald; daemon_cleanup' EXIT
+on_exit stop_journald
 # A socket file alone proves nothing: a journald we stopped earlier leaves it behind.
 if ! pgrep -x systemd-journal >/dev/null; then
         mkdir -p /run/systemd/journal
         rm -f /run/systemd/journal/socket
         $JOURNALD 9>&- &
         started_journald=$!
-        for _ in $(seq 200); do [ -S /run/systemd/journal/socket ] && break; sleep 0.01; done
-        [ -S /run/systemd/journal/socket ] || skip "journald did not come up"
+        wait_until 2 test -S /run/systemd/journal/socket || skip "journald did not come up"
 fi
 
 run_id=$RANDOM$RANDOM
 thp_set enabled always
-write_policy "recheck_interval = 3600;
+write_policy "$POLICY" "recheck_interval = 3600;
 thp = { enabled = \"madvise\"; };"
-"$THPGUARDD" --config "$WORK/thpguard.conf" --log-target=journal 9>&- 2>"$WORK/daemon.log" &
+"$THPGUARDD" --config "$POLICY" --log-target=journal 9>&- 2>"$TMP/daemon.log" &
 DAEMON_PID=$!
 thp_wait_for enabled madvise 2 || fail "startup did not correct"
 thp_set enabled never
@@ -42,10 +40,10 @@ daemon_stop
 journalctl --flush 2>/dev/null || true
 
 # Nothing went to stderr: everything went to the journal.
-[ ! -s "$WORK/daemon.log" ] || { cat "$WORK/daemon.log"; fail "events went to stderr with --log-target=journal"; }
+[ ! -s "$TMP/daemon.log" ] || { cat "$TMP/daemon.log"; fail "events went to stderr with --log-target=journal"; }
 
-journalctl -o json --no-pager SYSLOG_IDENTIFIER=thpguardd THPGUARD_KNOB=enabled >"$WORK/entries.json"
-python3 - "$WORK/entries.json" <<'PY'
+journalctl -o json --no-pager SYSLOG_IDENTIFIER=thpguardd THPGUARD_KNOB=enabled >"$TMP/entries.json"
+python3 - "$TMP/entries.json" <<'PY'
 import json, sys
 entries = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 def find(trigger, observed):

@@ -2,19 +2,18 @@
 # A foreign user-space write is put back through the inotify path; SIGTERM
 # exits 0 and leaves the knobs as they are (no rollback).
 set -euo pipefail
-source "$SRCDIR/tests/lib/real-sysfs.sh"
-real_sysfs_begin
 source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
 
 thp_set enabled always
 thp_set khugepaged/defrag 1
-write_policy 'recheck_interval = 3600;
+write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = false; }; };'
 daemon_start
 
 # Startup applied the policy.
 [ "$(thp_get enabled)" = madvise ] || fail "startup did not correct enabled"
-grep -q 'msg="corrected enabled: always -> madvise (startup)".*trigger=startup result=corrected' "$WORK/daemon.log" ||
+grep -q 'msg="corrected enabled: always -> madvise (startup)".*trigger=startup result=corrected' "$TMP/daemon.log" ||
         fail "no startup correction line"
 
 # Drift through inotify; the recheck is an hour away, so only inotify can fix it.
@@ -35,7 +34,7 @@ sleep 0.2
 [ "$(log_count 'msg="corrected')" = "$before" ] || fail "rewriting the desired value logged a correction"
 
 daemon_stop
-grep -q 'exiting, knobs left as they are' "$WORK/daemon.log" || fail "no exit line"
+grep -q 'exiting, knobs left as they are' "$TMP/daemon.log" || fail "no exit line"
 # No rollback: the values stay the policy's, not the ones found at start.
 [ "$(thp_get enabled)" = madvise ] || fail "enabled changed on exit"
 [ "$(thp_get khugepaged/defrag)" = 0 ] || fail "khugepaged/defrag changed on exit"
