@@ -19,6 +19,7 @@
 #include "thpguard/event-util.h"
 #include "thpguard/fight.h"
 #include "thpguard/log.h"
+#include "thpguard/metrics.h"
 #include "thpguard/policy.h"
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
@@ -68,7 +69,8 @@ typedef struct Daemon {
         sd_event_source *metrics_timer; /* the trailing write of a burst */
         uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
         bool metrics_dirty;
-        int metrics_error; /* the write error already logged; 0 when none */
+        int metrics_error;            /* the write error already logged; 0 when none */
+        MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         bool stopped;
 } Daemon;
 

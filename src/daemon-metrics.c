@@ -58,6 +58,8 @@ void daemon_metrics_write(Daemon *d) {
                 }
                 /* Best effort: what the kernel does not offer is left out of the file. */
                 (void)metrics_read_kernel(d->proc_root, kernel);
+                (void)metrics_read_khugepaged(d->proc_root, &d->khugepaged, daemon_now(d),
+                                              &kernel->khugepaged_cpu_usec);
                 r = metrics_write_file(path, &s);
         }
         /* One line when writing starts failing and one when it works again, not one per write. */

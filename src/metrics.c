@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "thpguard/metrics.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,12 +10,15 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
 
+/* pressure/memory is two lines of about 50 bytes. */
+#define PROC_PRESSURE_MAX 1024
 /* Our own file: a few lines per knob. */
 #define METRICS_FILE_MAX (1024 * 1024)
 
@@ -72,6 +76,12 @@ static void sample(FILE *f, const char *name, const char *k1, const char *v1, co
                    uint64_t value) {
         sample_begin(f, name, k1, v1, k2, v2);
         fprintf(f, "%" PRIu64 "\n", value);
+}
+
+/* A value in microseconds as seconds, with all six decimals. */
+static void sample_usec(FILE *f, const char *name, const char *k1, const char *v1, uint64_t usec) {
+        sample_begin(f, name, k1, v1, NULL, NULL);
+        fprintf(f, "%" PRIu64 ".%06" PRIu64 "\n", usec / USEC_PER_SEC, usec % USEC_PER_SEC);
 }
 
 static void render_knobs(const MetricsSnapshot *s, FILE *f) {
@@ -132,6 +142,22 @@ static void render_kernel(const MetricsKernel *k, FILE *f) {
                         sample(f, "thpguard_vmstat_total", "counter", k->vmstat[i].name, NULL, NULL,
                                k->vmstat[i].value);
         }
+        if (k->khugepaged_cpu_usec != METRICS_UNKNOWN) {
+                family(f, "thpguard_khugepaged_cpu_seconds_total", "counter",
+                       "CPU time (user and system) the khugepaged kernel thread has used, from its "
+                       "/proc/PID/stat; from 0 again when THP is turned off and on (a new khugepaged).");
+                sample_usec(f, "thpguard_khugepaged_cpu_seconds_total", NULL, NULL, k->khugepaged_cpu_usec);
+        }
+        if (k->memory_some_stall_usec != METRICS_UNKNOWN) {
+                family(f, "thpguard_memory_pressure_stalled_seconds_total", "counter",
+                       "Time in which some (kind=\"some\") or all (kind=\"full\") non-idle tasks were "
+                       "stalled waiting for memory, node-wide (PSI, /proc/pressure/memory).");
+                sample_usec(f, "thpguard_memory_pressure_stalled_seconds_total", "kind", "some",
+                            k->memory_some_stall_usec);
+                if (k->memory_full_stall_usec != METRICS_UNKNOWN)
+                        sample_usec(f, "thpguard_memory_pressure_stalled_seconds_total", "kind", "full",
+                                    k->memory_full_stall_usec);
+        }
 }
 
 int metrics_render(const MetricsSnapshot *s, FILE *f) {
@@ -148,9 +174,7 @@ int metrics_render(const MetricsSnapshot *s, FILE *f) {
 
         family(f, "thpguard_last_correction_timestamp_seconds", "gauge",
                "Unix time of the last correction since thpguardd started; 0 if none.");
-        sample_begin(f, "thpguard_last_correction_timestamp_seconds", NULL, NULL, NULL, NULL);
-        fprintf(f, "%" PRIu64 ".%06" PRIu64 "\n", s->last_correction_usec / USEC_PER_SEC,
-                s->last_correction_usec % USEC_PER_SEC);
+        sample_usec(f, "thpguard_last_correction_timestamp_seconds", NULL, NULL, s->last_correction_usec);
 
         family(f, "thpguard_policy_reloads_total", "counter",
                "Policy reloads, by result: ok, or failed (the last good policy was kept).");
@@ -325,6 +349,25 @@ static uint64_t kb_to_bytes(uint64_t kb) {
         return kb * 1024;
 }
 
+/* PSI: absent before 4.20 (ENOENT) and with psi=0 (the read fails with EOPNOTSUPP); neither is an error. */
+static int read_memory_pressure(const char *proc_root, MetricsKernel *k) {
+        char buf[PROC_PRESSURE_MAX];
+        ProcPressure pr;
+        size_t len;
+        int r;
+
+        r = read_file_below(proc_root, "pressure/memory", buf, sizeof(buf), &len);
+        if (r == -ENOENT || r == -EOPNOTSUPP)
+                return 0;
+        if (r >= 0)
+                r = procfs_parse_pressure(buf, len, &pr);
+        if (r < 0)
+                return r;
+        k->memory_some_stall_usec = pr.some_total_usec;
+        k->memory_full_stall_usec = pr.full_total_usec;
+        return 0;
+}
+
 int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
         _cleanup_free_ char *meminfo = NULL, *vmstat_text = NULL;
         _cleanup_free_ ProcVmstat *vmstat = NULL;
@@ -335,6 +378,9 @@ int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
         ret->anon_huge_pages_bytes = METRICS_UNKNOWN;
         ret->shmem_huge_pages_bytes = METRICS_UNKNOWN;
         ret->n_vmstat = 0;
+        ret->khugepaged_cpu_usec = METRICS_UNKNOWN;
+        ret->memory_some_stall_usec = METRICS_UNKNOWN;
+        ret->memory_full_stall_usec = METRICS_UNKNOWN;
 
         r = read_file_below_alloc(proc_root, "meminfo", PROCFS_MEMINFO_SIZE_MAX, &meminfo, &len);
         if (r >= 0)
@@ -357,7 +403,90 @@ int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
                                 ret->vmstat[ret->n_vmstat++] = vmstat->counters[i];
         } else if (first == 0)
                 first = r;
+
+        r = read_memory_pressure(proc_root, ret);
+        if (r < 0 && first == 0)
+                first = r;
         return first;
+}
+
+/* /proc/PID/stat is about 350 bytes; this bounds a planted one. */
+#define STAT_READ_MAX 4096
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+static int read_stat(const char *proc_root, uint64_t pid, ProcStat *ret) {
+        char rel[32], buf[STAT_READ_MAX];
+        size_t len;
+        int r;
+
+        snprintf(rel, sizeof(rel), "%" PRIu64 "/stat", pid);
+        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
+        if (r < 0)
+                return r;
+        return procfs_parse_stat(buf, len, ret);
+}
+
+/*
+ * A kernel thread is a child of kthreadd (pid 2) and has PF_KTHREAD; both,
+ * since in a PID namespace a user process can have a parent with pid 2.
+ */
+static bool is_khugepaged(const ProcStat *st, uint64_t pid) {
+        return st->pid == pid && strcmp(st->comm, "khugepaged") == 0 && st->ppid == 2 &&
+               (st->flags & PROCFS_PF_KTHREAD);
+}
+
+static int find_khugepaged(const char *proc_root, uint64_t *ret_pid, ProcStat *ret_stat) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+
+        d = opendir(proc_root);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                ProcStat st;
+                uint64_t pid;
+
+                /* PID directories: decimal, no leading zero. */
+                if (de->d_name[0] == '0' || number_parse_u64(de->d_name, strlen(de->d_name), &pid) < 0)
+                        continue;
+                if (read_stat(proc_root, pid, &st) >= 0 && is_khugepaged(&st, pid)) {
+                        *ret_pid = pid;
+                        *ret_stat = st;
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+int metrics_read_khugepaged(const char *proc_root, MetricsKhugepaged *cache, uint64_t now_usec,
+                            uint64_t *ret_usec) {
+        long hz = sysconf(_SC_CLK_TCK);
+        uint64_t ticks, usec;
+        ProcStat st;
+        int r;
+
+        if (hz <= 0)
+                return -EINVAL;
+        /* Last time's khugepaged, if it still is: one file instead of a scan of every process. */
+        if (cache->pid == 0 || read_stat(proc_root, cache->pid, &st) < 0 ||
+            !is_khugepaged(&st, cache->pid)) {
+                /* One that just went (THP turned off, or off and on) is looked for at once. */
+                if (cache->pid == 0 && now_usec < cache->next_scan_usec)
+                        return -ENOENT;
+                cache->pid = 0;
+                r = find_khugepaged(proc_root, &cache->pid, &st);
+                if (r < 0) {
+                        cache->next_scan_usec = u64_sat_add(now_usec, METRICS_KHUGEPAGED_RESCAN_USEC);
+                        return r;
+                }
+        }
+        if (__builtin_add_overflow(st.utime_ticks, st.stime_ticks, &ticks) ||
+            __builtin_mul_overflow(ticks / (uint64_t)hz, USEC_PER_SEC, &usec) ||
+            __builtin_add_overflow(usec, ticks % (uint64_t)hz * USEC_PER_SEC / (uint64_t)hz, &usec))
+                return -EOVERFLOW;
+        *ret_usec = usec;
+        return 0;
 }
 
 /* The value of an unlabelled sample "name value" in our own file. */

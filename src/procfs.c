@@ -756,3 +756,186 @@ int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret
         *ret = *s;
         return 0;
 }
+
+/* ---- /proc/PID/stat ----------------------------------------------------- */
+
+/*
+ * A real read on this machine (6.18), khugepaged's (one line; the comm is
+ * between the first '(' and the last ')'):
+ *
+ *   18223 (khugepaged) S 2 0 0 0 -1 2097216 0 0 0 0 0 0 0 0 39 19 1 0 1034562 0 0
+ *   18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+ *
+ * (wrapped here). After the comm come the state and then only decimal
+ * numbers (tpgid, priority, nice and cutime may be negative). The fields we
+ * keep, counted after the state from 0: ppid 0, flags 5, utime 10, stime 11.
+ */
+enum {
+        STAT_PPID = 0,
+        STAT_FLAGS = 5,
+        STAT_UTIME = 10,
+        STAT_STIME = 11,
+};
+
+int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret) {
+        ProcStat st = {};
+        const char *open, *close = NULL, *p, *end;
+        size_t field = 0;
+        LineReader lr;
+        int r;
+
+        /* Only for the checks: the comm may hold newlines, so this is not read line by line. */
+        r = lines_begin(buf, len, &lr);
+        if (r < 0)
+                return r;
+        end = buf + len - 1; /* the newline */
+        open = memchr(buf, ' ', len);
+        if (!open || open + 1 >= end || open[1] != '(' ||
+            number_parse_u64(buf, (size_t)(open - buf), &st.pid) < 0)
+                return -EBADMSG;
+        open++;
+        for (p = end; p > open; p--)
+                if (*p == ')') {
+                        close = p;
+                        break;
+                }
+        if (!close || (size_t)(close - open - 1) > PROCFS_STAT_COMM_MAX)
+                return -EBADMSG;
+        escape_printable(open + 1, (size_t)(close - open - 1), st.comm, sizeof(st.comm));
+
+        /* " S 2 0 ...": the state, one letter, then numbers, one space apart. */
+        p = close + 1;
+        if (end - p < 2 || p[0] != ' ' || !((p[1] >= 'A' && p[1] <= 'Z') || (p[1] >= 'a' && p[1] <= 'z')))
+                return -EBADMSG;
+        for (p += 2; p < end; field++) {
+                bool negative = false;
+                const char *num;
+                uint64_t v;
+
+                if (*p != ' ')
+                        return -EBADMSG;
+                p++;
+                if (p < end && *p == '-') {
+                        negative = true;
+                        p++;
+                }
+                num = p;
+                while (p < end && is_digit(*p))
+                        p++;
+                if (number_parse_u64(num, (size_t)(p - num), &v) < 0)
+                        return -EBADMSG;
+                /* Negative where the kernel prints a signed number; never in a field we keep. */
+                if (negative && (field == STAT_PPID || field == STAT_FLAGS || field == STAT_UTIME ||
+                                 field == STAT_STIME))
+                        return -EBADMSG;
+                if (field == STAT_PPID)
+                        st.ppid = v;
+                else if (field == STAT_FLAGS)
+                        st.flags = v;
+                else if (field == STAT_UTIME)
+                        st.utime_ticks = v;
+                else if (field == STAT_STIME)
+                        st.stime_ticks = v;
+        }
+        if (field <= STAT_STIME)
+                return -EBADMSG;
+        *ret = st;
+        return 0;
+}
+
+/* ---- /proc/pressure/memory ---------------------------------------------- */
+
+/*
+ * A real read on this machine (6.18, booted with psi=1), /proc/pressure/memory:
+ *
+ *   some avg10=0.00 avg60=0.00 avg300=0.00 total=0
+ *   full avg10=0.00 avg60=0.00 avg300=0.00 total=0
+ *
+ * and /proc/pressure/io, the same shape with figures:
+ *
+ *   some avg10=0.26 avg60=0.33 avg300=2.14 total=828138668
+ *   full avg10=0.07 avg60=0.20 avg300=1.52 total=243974335
+ *
+ * total is in microseconds. Each line is a kind, then key=value words, one
+ * space apart; keys are [a-z0-9]+, values digits and dots.
+ */
+static bool is_lower_word(const char *s, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || is_digit(s[i])))
+                        return false;
+        return n > 0;
+}
+
+/* "kind key=value ... total=N" -> the kind's length and N. */
+static int pressure_line(const char *line, size_t len, size_t *ret_kind_len, uint64_t *ret_total) {
+        const char *p = memchr(line, ' ', len), *end = line + len;
+        bool have_total = false;
+        uint64_t total = 0;
+
+        if (!p || !is_lower_word(line, (size_t)(p - line)))
+                return -EBADMSG;
+        while (p < end) {
+                const char *key, *eq, *value;
+
+                if (*p != ' ')
+                        return -EBADMSG;
+                key = ++p;
+                eq = memchr(key, '=', (size_t)(end - key));
+                if (!eq || !is_lower_word(key, (size_t)(eq - key)))
+                        return -EBADMSG;
+                p = eq;
+                value = ++p;
+                while (p < end && (is_digit(*p) || *p == '.'))
+                        p++;
+                if (p == value)
+                        return -EBADMSG;
+                if (key_is(key, (size_t)(eq - key), "total")) {
+                        if (have_total || number_parse_u64(value, (size_t)(p - value), &total) < 0)
+                                return -EBADMSG;
+                        have_total = true;
+                }
+        }
+        if (!have_total)
+                return -EBADMSG;
+        *ret_kind_len = (size_t)(memchr(line, ' ', len) - (const void *)line);
+        *ret_total = total;
+        return 0;
+}
+
+int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret) {
+        ProcPressure pr = { .some_total_usec = PROCFS_UNKNOWN, .full_total_usec = PROCFS_UNKNOWN };
+        bool have_some = false, have_full = false;
+        const char *line;
+        size_t line_len;
+        LineReader lr;
+        int r;
+
+        r = lines_begin(buf, len, &lr);
+        if (r < 0)
+                return r;
+        while (lines_next(&lr, &line, &line_len)) {
+                uint64_t total, *dest;
+                size_t kind_len;
+                bool *seen;
+
+                r = pressure_line(line, line_len, &kind_len, &total);
+                if (r < 0)
+                        return r;
+                if (key_is(line, kind_len, "some")) {
+                        dest = &pr.some_total_usec;
+                        seen = &have_some;
+                } else if (key_is(line, kind_len, "full")) {
+                        dest = &pr.full_total_usec;
+                        seen = &have_full;
+                } else
+                        continue;
+                if (*seen)
+                        return -EBADMSG;
+                *seen = true;
+                *dest = total;
+        }
+        if (!have_some)
+                return -EBADMSG;
+        *ret = pr;
+        return 0;
+}

@@ -177,3 +177,41 @@ typedef struct ProcSmaps {
  * is exiting): 0 mappings, not an error.
  */
 int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret);
+
+/* ---- /proc/PID/stat ---------------------------------------------------- */
+
+/* The kernel prints at most 63 bytes of a task's name in stat ("%.64s" of tcomm[64]). */
+#define PROCFS_STAT_COMM_MAX 64
+/* include/linux/sched.h: "I am a kernel thread"; the same value since 2.6.27. */
+#define PROCFS_PF_KTHREAD UINT64_C(0x00200000)
+
+typedef struct ProcStat {
+        uint64_t pid;
+        char comm[PROCFS_NAME_MAX]; /* escaped like ProcStatus.name */
+        uint64_t ppid;
+        uint64_t flags;       /* PF_* */
+        uint64_t utime_ticks; /* clock ticks, sysconf(_SC_CLK_TCK) a second */
+        uint64_t stime_ticks;
+} ProcStat;
+
+/*
+ * One read of /proc/PID/stat: "pid (comm) state ppid ... flags ... utime
+ * stime ...". The comm may hold any byte but NUL, spaces, ')' and newlines
+ * included, so it ends at the *last* ')'. Every field after it must be a
+ * decimal number (possibly negative), up to and past stime.
+ */
+int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret);
+
+/* ---- /proc/pressure/memory --------------------------------------------- */
+
+typedef struct ProcPressure {
+        uint64_t some_total_usec; /* required */
+        uint64_t full_total_usec; /* PROCFS_UNKNOWN without a "full" line */
+} ProcPressure;
+
+/*
+ * One read of a PSI file (/proc/pressure/memory, also cpu and io):
+ * "some avg10=0.00 avg60=0.00 avg300=0.00 total=N" and a "full" line, total
+ * in microseconds. A line of another kind is checked and skipped.
+ */
+int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret);

@@ -8,7 +8,8 @@ The parser is prometheus_client's (Debian: python3-prometheus-client), the
 text-format parser of the Prometheus project's Python client, not a regex of
 our own. On top of a clean parse it checks that every family has # HELP and
 a gauge or counter # TYPE, and with --all that every family the daemon
-promises is there. Each EXPECT is SAMPLE=VALUE or SAMPLE>=VALUE, where
+promises is there. Each EXPECT is SAMPLE=VALUE, SAMPLE>=VALUE or
+SAMPLE<=VALUE, where
 SAMPLE is written as in the file: name or name{label="value",...} (labels
 in any order). Exit 0 if all holds, 1 with the reasons otherwise; 77 if the
 parser is not installed.
@@ -45,7 +46,7 @@ def family_key(name, typ):
 
 
 def parse_expect(text):
-    m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?(>=|=)(.+)', text)
+    m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?(>=|<=|=)(.+)', text)
     if not m:
         raise SystemExit(f"bad expectation: {text}")
     labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
@@ -98,6 +99,8 @@ def main(argv):
             problems.append(f"{name}{labels} is {samples[key]}, expected {value}")
         elif op == ">=" and samples[key] < value:
             problems.append(f"{name}{labels} is {samples[key]}, expected at least {value}")
+        elif op == "<=" and samples[key] > value:
+            problems.append(f"{name}{labels} is {samples[key]}, expected at most {value}")
 
     for p in problems:
         print(f"FAIL: {path}: {p}")

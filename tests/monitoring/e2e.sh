@@ -124,7 +124,9 @@ api watch "$URL" 60 --seen "$SEEN" ThpguardNodeNotCompliant=pending ThpguardNode
 grep -q 'msg="writer fight on defrag' "$TMP/daemon.log" || fail "the daemon did not log the writer fight"
 echo "   every dashboard expression on the live data:"
 "$PY" "$MT/check-monitoring.py" dashboard "$SRCDIR" "$TMP/dash" >/dev/null
-api dashboard "$URL" "$TMP/dash/dashboard-exprs.json" --may-be-empty "Stopped thpguardd" ||
+# No khugepaged while THP is off (another test's state before ours): then that panel has no line.
+api dashboard "$URL" "$TMP/dash/dashboard-exprs.json" --may-be-empty "Stopped thpguardd" \
+        --may-be-empty "khugepaged CPU per node" ||
         fail "a dashboard expression fails or has no data (above)"
 touch "$TMP/stop-fighter"
 wait "$FIGHTER" || true
