@@ -12,8 +12,10 @@
 #include "ctl.h"
 #include "thpguard/diag.h"
 #include "thpguard/escape.h"
+#include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
+#include "thpguard/number.h"
 #include "thpguard/path.h"
 
 #define MEMINFO_READ_MAX (16 * 1024)
@@ -374,6 +376,7 @@ void ctl_node_done(CtlNode *n) {
         free(n->sizes);
         free(n->vmstat);
         ctl_proc_scan_done(&n->procs);
+        ctl_foreign_done(&n->foreign);
         *n = (CtlNode){};
 }
 
@@ -421,6 +424,13 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
                 return r;
         }
         n.khugepaged.pid = n.procs.khugepaged_pid;
+
+        /* Without a journal, status still reports the rest; journal_why says why. */
+        n.journal_dir = o->journal_dir;
+        n.journal_error = ctl_journal_read(
+            o->journal_dir,
+            u64_sat_sub(now_usec(CLOCK_REALTIME), CTL_STATUS_WRITES_HOURS * CTL_USEC_PER_HOUR), &n.foreign,
+            n.journal_why, sizeof(n.journal_why));
 
         ctl_node_judge(&n);
         *ret = n;
