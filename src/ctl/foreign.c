@@ -164,7 +164,7 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 { "THPGUARD_WRITER_POD_UID", r->pod_uid, sizeof(r->pod_uid) },
                 { "THPGUARD_WRITER_CONTAINER_ID", r->container_id, sizeof(r->container_id) },
         };
-        char id[33];
+        char id[64]; /* longer than an id: one with more characters is not cut to ours */
         uint64_t v;
         int k;
 
