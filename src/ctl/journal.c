@@ -49,8 +49,9 @@ static int journal_open(const char *dir, sd_journal **ret, char *why, size_t why
         } else {
                 snprintf(where, sizeof(where), "%s or %s", journal_dirs[0], journal_dirs[1]);
                 if (dir_check(journal_dirs[0]) < 0 && dir_check(journal_dirs[1]) < 0) {
-                        snprintf(why, why_size, "no systemd journal on this node: neither %s exists %s",
-                                 where, NO_JOURNAL_HINT);
+                        snprintf(why, why_size,
+                                 "no systemd journal on this node: neither %s nor %s exists %s",
+                                 journal_dirs[0], journal_dirs[1], NO_JOURNAL_HINT);
                         return -ENOMEDIUM;
                 }
                 r = sd_journal_open(&j, SD_JOURNAL_LOCAL_ONLY);
