@@ -3,7 +3,8 @@
 
 /*
  * thpguardctl's internal model. Collection (node.c, procscan.c, pid.c) fills
- * these structures from sysfs and /proc; output-text.c and output-json.c
+ * these structures from sysfs and /proc (journal.c and foreign.c, the
+ * foreign writes from the journal); output-text.c and output-json.c
  * only print them, so both formats always carry the same facts.
  */
 
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "foreign.h"
 #include "thpguard/compliance.h"
 #include "thpguard/knob-value.h"
 #include "thpguard/knob.h"
@@ -24,6 +26,7 @@ enum {
         CTL_EXIT_OK = 0,
         CTL_EXIT_FAILURE = 1, /* a source the command needs is missing or unreadable */
         CTL_EXIT_USAGE = 2,
+        CTL_EXIT_NO_JOURNAL = 3, /* writers: this node has no systemd journal to read */
         /* exec only, as env(1) and chroot(1) do; otherwise the command's own status */
         CTL_EXIT_EXEC_FAILED = 125,
         CTL_EXIT_EXEC_CANNOT_RUN = 126,
@@ -125,6 +128,12 @@ typedef struct CtlNode {
 
         CtlProcScan procs;
 
+        /* The foreign writes of the last CTL_STATUS_WRITES_HOURS, from the journal. */
+        const char *journal_dir; /* --journal-dir; NULL: the local journal */
+        int journal_error;       /* -ENOMEDIUM: there is none; 0: foreign is valid */
+        char journal_why[1024];  /* the line that says why not */
+        CtlForeign foreign;
+
         char headline[512];
         size_t n_policy_drift, n_policy_error;
         size_t n_notes;
@@ -136,8 +145,11 @@ typedef struct CtlStatusOptions {
         bool config_explicit;
         const char *sysfs_root;
         const char *proc_root;
+        const char *journal_dir; /* NULL: the local journal */
         size_t top;
 } CtlStatusOptions;
+
+#define CTL_STATUS_WRITES_HOURS 24
 
 /*
  * Collects everything; fails only if the THP sysfs directory or proc root is
@@ -155,6 +167,29 @@ const char *ctl_node_knob_value(const CtlNode *n, const char *path);
 const CtlKnob *ctl_node_knob(const CtlNode *n, const char *path);
 
 void ctl_note_add(CtlNode *n, const char *fmt, ...) _printf_(2, 3);
+
+/* ---- the journal ------------------------------------------------------- */
+
+/*
+ * Reads the foreign-write records of since_usec or later from the journal
+ * in dir (journalctl -D), or the local one if dir is NULL. -ENOMEDIUM when
+ * there is none (no journal directory, or no journal file in it); on any
+ * failure, why holds the one line that says so.
+ */
+int ctl_journal_read(const char *dir, uint64_t since_usec, CtlForeign *ret, char *why, size_t why_size);
+
+/* ---- writers ------------------------------------------------------------ */
+
+typedef struct CtlWritersOptions {
+        const char *journal_dir; /* NULL: the local journal */
+        uint64_t since_usec;
+        bool json;
+} CtlWritersOptions;
+
+#define CTL_WRITERS_SINCE_DEFAULT "-24h"
+
+/* The `writers` command: returns its exit status. */
+int ctl_writers_run(const CtlWritersOptions *o);
 
 /* ---- one process -------------------------------------------------------- */
 
@@ -195,6 +230,8 @@ void ctl_status_print_text(FILE *f, const CtlNode *n);
 int ctl_status_print_json(FILE *f, const CtlNode *n);
 void ctl_pid_print_text(FILE *f, const CtlPid *p);
 int ctl_pid_print_json(FILE *f, const CtlPid *p);
+void ctl_writers_print_text(FILE *f, const CtlWritersOptions *o, const CtlForeign *w);
+int ctl_writers_print_json(FILE *f, const CtlWritersOptions *o, const CtlForeign *w);
 
 /* ---- exec --------------------------------------------------------------- */
 

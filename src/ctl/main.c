@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * thpguardctl: argument parsing and wiring only. Collection lives in
- * node.c, procscan.c and pid.c, judgement in verdict.c, printing in
- * output-*.c, and the exec subcommand in exec.c.
+ * node.c, procscan.c, pid.c and journal.c, judgement in verdict.c,
+ * printing in output-*.c, and the writers and exec subcommands in
+ * writers.c and exec.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 
 #include "ctl.h"
 #include "thpguard/number.h"
+#include "thpguard/event-util.h"
 
 #ifndef THPGUARD_VERSION
 #define THPGUARD_VERSION "unknown"
@@ -24,6 +26,7 @@
 
 typedef struct CtlArgs {
         CtlStatusOptions status;
+        CtlWritersOptions writers;
         bool json;
         uint64_t pid;
         CtlThpMode thp;
@@ -33,16 +36,20 @@ typedef struct CtlArgs {
 static void help(void) {
         printf("Usage: thpguardctl status [--json] [--config FILE] [--sysfs-root DIR] [--proc-root DIR] "
                "[--top N]\n"
+               "                          [--journal-dir DIR]\n"
                "       thpguardctl pid PID [--json] [--sysfs-root DIR] [--proc-root DIR] [--top N]\n"
+               "       thpguardctl writers [--since TIME] [--json] [--journal-dir DIR]\n"
                "       thpguardctl exec --thp=disable|advised-only|inherit [--] COMMAND [ARGS...]\n"
                "Diagnose Transparent Huge Pages on this node; run a command with a per-process THP mode.\n"
                "\n"
                "Commands:\n"
                "  status   the node: verdict, every THP knob against the policy, kernel command line,\n"
-               "           khugepaged, meminfo, per-size and vmstat counters, top processes by\n"
-               "           AnonHugePages. Read-only.\n"
+               "           foreign writes of the last 24 h (journal), khugepaged, meminfo, per-size and\n"
+               "           vmstat counters, top processes by AnonHugePages. Read-only.\n"
                "  pid      one process: Rss against Pss, AnonHugePages and its largest mappings, its THP\n"
                "           state, and what to compare Rss with. Read-only.\n"
+               "  writers  who wrote the THP knobs behind thpguardd's back, from its journal records:\n"
+               "           per writer the writes, knobs, first and last time, pid, unit, pod. Read-only.\n"
                "  exec     set prctl(PR_SET_THP_DISABLE) and exec COMMAND; children inherit the mode.\n"
                "           disable: no THP at all; advised-only: THP only in MADV_HUGEPAGE regions\n"
                "           (Linux 6.18+, refused on older kernels); inherit: clear an inherited setting.\n"
@@ -54,11 +61,16 @@ static void help(void) {
                "      --proc-root DIR    where procfs is mounted (default /proc; /host/proc in a pod)\n"
                "      --top N            status: processes listed (default %d, 0..%d);\n"
                "                         pid: mappings listed (default %d, 0..%d)\n"
+               "      --journal-dir DIR  read the journal files in DIR, as journalctl -D (a pod: the\n"
+               "                         host's /var/log/journal mounted); default the local journal\n"
+               "      --since TIME       writers: from TIME: YYYY-MM-DD[ HH:MM[:SS]] local time, or -N\n"
+               "                         with s, m or min, h, d or w, e.g. -30min, -7d (default -24h)\n"
                "  -h, --help             show this help\n"
                "  -V, --version          show the version\n"
                "\n"
                "Exit status: 0 success; 1 a file the command needs is missing or unreadable (the THP\n"
-               "sysfs directory, the proc root, the process, or a --config given explicitly); 2 usage.\n"
+               "sysfs directory, the proc root, the process, a --config given explicitly, or the\n"
+               "journal for writers); 2 usage; 3 writers: no systemd journal on this node.\n"
                "exec: the command's own status, or 125 if the THP mode could not be set, 126 if the\n"
                "command cannot run, 127 if it was not found.\n"
                "See thpguardctl(1).\n",
@@ -77,8 +89,11 @@ static int parse_number(const char *s, uint64_t max, uint64_t *ret) {
 typedef enum Command {
         CMD_STATUS,
         CMD_PID,
+        CMD_WRITERS,
         CMD_EXEC,
 } Command;
+
+#define CMD(c) (1u << (c))
 
 static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
         enum {
@@ -87,6 +102,8 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 ARG_PROC_ROOT,
                 ARG_TOP,
                 ARG_THP,
+                ARG_JOURNAL_DIR,
+                ARG_SINCE,
         };
         static const struct option options[] = {
                 { "json", no_argument, NULL, ARG_JSON },
@@ -95,8 +112,24 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
                 { "top", required_argument, NULL, ARG_TOP },
                 { "thp", required_argument, NULL, ARG_THP },
+                { "journal-dir", required_argument, NULL, ARG_JOURNAL_DIR },
+                { "since", required_argument, NULL, ARG_SINCE },
                 { "help", no_argument, NULL, 'h' },
                 {},
+        };
+        /* The commands each option applies to. */
+        static const struct {
+                int option;
+                unsigned commands;
+        } applies[] = {
+                { ARG_JSON, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WRITERS) },
+                { 'c', CMD(CMD_STATUS) },
+                { ARG_SYSFS_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) },
+                { ARG_PROC_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) },
+                { ARG_TOP, CMD(CMD_STATUS) | CMD(CMD_PID) },
+                { ARG_THP, CMD(CMD_EXEC) },
+                { ARG_JOURNAL_DIR, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
+                { ARG_SINCE, CMD(CMD_WRITERS) },
         };
         CtlArgs a = {
                 .status = { .config = POLICY_FILE_DEFAULT,
@@ -106,30 +139,30 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 .thp = _CTL_THP_MODE_INVALID,
         };
         uint64_t top_max = cmd == CMD_PID ? PROCFS_SMAPS_TOP_MAX : CTL_TOP_MAX, v;
-        const char *name = argv[0];
+        const char *name = argv[0], *since = CTL_WRITERS_SINCE_DEFAULT;
         int c;
 
         /* exec: "+" stops at COMMAND, so its own options are never taken for ours. */
         optind = 1;
         while ((c = getopt_long(argc, argv, cmd == CMD_EXEC ? "+h" : "c:h", options, NULL)) >= 0) {
-                bool for_exec = c == ARG_THP || c == 'h';
-
                 if (c == '?')
                         return -EINVAL;
-                if ((cmd == CMD_EXEC) != for_exec && c != 'h') {
-                        fprintf(stderr, "thpguardctl %s: option '%s' does not apply here\n", name,
-                                argv[optind - 1]);
-                        return -EINVAL;
-                }
+                for (size_t i = 0; i < ELEMENTSOF(applies); i++)
+                        if (applies[i].option == c && !(applies[i].commands & CMD(cmd))) {
+                                /* The old wording for the one option that only status takes. */
+                                if (c == 'c')
+                                        fprintf(stderr, "thpguardctl %s: --config applies to status only\n",
+                                                name);
+                                else
+                                        fprintf(stderr, "thpguardctl %s: option '%s' does not apply here\n",
+                                                name, argv[optind - 1]);
+                                return -EINVAL;
+                        }
                 switch (c) {
                 case ARG_JSON:
                         a.json = true;
                         break;
                 case 'c':
-                        if (cmd != CMD_STATUS) {
-                                fprintf(stderr, "thpguardctl %s: --config applies to status only\n", name);
-                                return -EINVAL;
-                        }
                         a.status.config = optarg;
                         a.status.config_explicit = true;
                         break;
@@ -146,6 +179,12 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                                 return -EINVAL;
                         }
                         a.status.top = (size_t)v;
+                        break;
+                case ARG_JOURNAL_DIR:
+                        a.status.journal_dir = a.writers.journal_dir = optarg;
+                        break;
+                case ARG_SINCE:
+                        since = optarg;
                         break;
                 case ARG_THP:
                         a.thp = ctl_thp_mode_from_string(optarg);
@@ -167,8 +206,18 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
 
         switch (cmd) {
         case CMD_STATUS:
+        case CMD_WRITERS:
                 if (optind < argc) {
-                        fprintf(stderr, "thpguardctl status: unexpected argument '%s'\n", argv[optind]);
+                        fprintf(stderr, "thpguardctl %s: unexpected argument '%s'\n", name, argv[optind]);
+                        return -EINVAL;
+                }
+                a.writers.json = a.json;
+                if (cmd == CMD_WRITERS &&
+                    ctl_since_parse(since, now_usec(CLOCK_REALTIME), &a.writers.since_usec) < 0) {
+                        fprintf(stderr,
+                                "thpguardctl writers: --since '%s': expected YYYY-MM-DD[ HH:MM[:SS]] or -N "
+                                "with s, m, min, h, d or w (e.g. -24h, -30min, -7d)\n",
+                                since);
                         return -EINVAL;
                 }
                 break;
@@ -238,6 +287,7 @@ int main(int argc, char **argv) {
         } commands[] = {
                 { "status", CMD_STATUS },
                 { "pid", CMD_PID },
+                { "writers", CMD_WRITERS },
                 { "exec", CMD_EXEC },
         };
         CtlArgs a;
@@ -266,6 +316,8 @@ int main(int argc, char **argv) {
                         return run_status(&a);
                 case CMD_PID:
                         return run_pid(&a);
+                case CMD_WRITERS:
+                        return ctl_writers_run(&a.writers);
                 case CMD_EXEC:
                         return ctl_exec(a.thp, a.command);
                 }

@@ -12,6 +12,7 @@
 #include "ctl.h"
 #include "thpguard/diag.h"
 #include "thpguard/escape.h"
+#include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
@@ -370,6 +371,7 @@ void ctl_node_done(CtlNode *n) {
         free(n->sizes);
         free(n->vmstat);
         ctl_proc_scan_done(&n->procs);
+        ctl_foreign_done(&n->foreign);
         *n = (CtlNode){};
 }
 
@@ -413,6 +415,12 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
         }
         n.khugepaged.pid = n.procs.khugepaged_pid;
 
+        /* Without a journal, status still reports the rest; journal_why says why. */
+        n.journal_dir = o->journal_dir;
+        n.journal_error = ctl_journal_read(
+            o->journal_dir,
+            u64_sat_sub(now_usec(CLOCK_REALTIME), CTL_STATUS_WRITES_HOURS * CTL_USEC_PER_HOUR), &n.foreign,
+            n.journal_why, sizeof(n.journal_why));
         *ret = n;
         n = (CtlNode){};
         return 0;

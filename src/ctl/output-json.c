@@ -43,6 +43,53 @@ static int print_doc(FILE *f, json_object *root) {
         return fflush(f) == 0 ? 0 : -errno;
 }
 
+static json_object *time_json(uint64_t usec) {
+        char buf[64];
+
+        return usec ? json_object_new_string(ctl_time_utc(usec, buf, sizeof(buf))) : NULL;
+}
+
+/* A knob's foreign writes: null without a journal, zeros when none was logged. */
+static json_object *knob_writes_json(const CtlNode *n, const char *knob) {
+        const CtlKnobWrites *kw = ctl_foreign_knob(&n->foreign, knob);
+        json_object *o;
+
+        if (n->journal_error < 0)
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        add(o, "count", json_new_uint64(kw ? kw->n_drift : 0));
+        add(o, "fight_warnings", json_new_uint64(kw ? kw->n_fight : 0));
+        add(o, "last_usec", kw && kw->last_usec ? json_new_uint64(kw->last_usec) : NULL);
+        add(o, "last", time_json(kw ? kw->last_usec : 0));
+        add(o, "last_writer", kw && kw->last_usec ? str_or_null(kw->last_writer) : NULL);
+        add(o, "last_writer_pid",
+            kw && kw->last_usec && kw->last_pid ? json_new_uint64(kw->last_pid) : NULL);
+        add(o, "last_writer_exited",
+            kw && kw->last_usec && kw->last_writer[0] ? json_object_new_boolean(kw->last_exited) : NULL);
+        return o;
+}
+
+static json_object *foreign_json(const CtlNode *n) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        add(o, "journal_dir", n->journal_dir ? json_string_utf8(n->journal_dir) : NULL);
+        add(o, "available", json_object_new_boolean(n->journal_error >= 0));
+        add(o, "error", n->journal_error < 0 ? json_string_utf8(n->journal_why) : NULL);
+        add(o, "hours", json_object_new_int(CTL_STATUS_WRITES_HOURS));
+        if (n->journal_error >= 0) {
+                add(o, "since_usec", json_new_uint64(n->foreign.since_usec));
+                add(o, "since", time_json(n->foreign.since_usec));
+                add(o, "count", json_new_uint64(n->foreign.n_drift));
+                add(o, "fight_warnings", json_new_uint64(n->foreign.n_fight));
+                add(o, "writer_unknown", json_new_uint64(n->foreign.n_drift_unknown));
+        }
+        return o;
+}
+
 static json_object *knobs_json(const CtlNode *n) {
         json_object *a = json_object_new_array();
 
@@ -65,6 +112,7 @@ static json_object *knobs_json(const CtlNode *n) {
                 add(o, "policy_line", k->policy ? json_object_new_int((int)k->policy->line) : NULL);
                 add(o, "state", json_object_new_string(ctl_knob_state_to_string(k->state)));
                 add(o, "reason", str_or_null(k->reason));
+                add(o, "foreign_writes", knob_writes_json(n, k->path));
                 json_object_array_add(a, o);
         }
         return a;
@@ -216,6 +264,7 @@ int ctl_status_print_json(FILE *f, const CtlNode *n) {
         add(root, "proc_root", json_string_utf8(n->proc_root));
         add(root, "policy", policy_json(n));
         add(root, "knobs", knobs_json(n));
+        add(root, "foreign_writes", foreign_json(n));
         add(root, "cmdline", cmdline_json(n));
         add(root, "khugepaged", khugepaged_json(n));
         add(root, "meminfo", meminfo_json(n));
@@ -282,5 +331,55 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
                 }
         } else
                 add(root, "smaps_error", json_string_utf8(strerror(-p->smaps_error)));
+        return print_doc(f, root);
+}
+
+static json_object *writer_json(const CtlWriter *w, bool other) {
+        json_object *o = json_object_new_object(), *knobs = json_object_new_array();
+
+        if (!o || !knobs) {
+                json_object_put(o);
+                json_object_put(knobs);
+                return NULL;
+        }
+        add(o, "writer", other ? NULL : str_or_null(w->label));
+        add(o, "count", json_new_uint64(w->n_drift));
+        add(o, "fight_warnings", json_new_uint64(w->n_fight));
+        for (size_t i = 0; i < w->n_knobs; i++)
+                json_object_array_add(knobs, json_string_utf8(w->knobs[i]));
+        add(o, "knobs", knobs);
+        add(o, "knobs_truncated", json_object_new_boolean(w->knobs_truncated));
+        add(o, "first_usec", json_new_uint64(w->first_usec));
+        add(o, "first", time_json(w->first_usec));
+        add(o, "last_usec", json_new_uint64(w->last_usec));
+        add(o, "last", time_json(w->last_usec));
+        add(o, "last_pid", w->last_pid ? json_new_uint64(w->last_pid) : NULL);
+        add(o, "last_exited", json_object_new_boolean(w->last_exited));
+        add(o, "comm", str_or_null(w->comm));
+        add(o, "exe", str_or_null(w->exe));
+        add(o, "unit", str_or_null(w->unit));
+        add(o, "pod_uid", str_or_null(w->pod_uid));
+        add(o, "container_id", str_or_null(w->container_id));
+        return o;
+}
+
+int ctl_writers_print_json(FILE *f, const CtlWritersOptions *opts, const CtlForeign *w) {
+        _cleanup_(json_object_putp) json_object *root = json_object_new_object();
+        json_object *writers = json_object_new_array();
+
+        if (!root || !writers) {
+                json_object_put(writers);
+                return -ENOMEM;
+        }
+        add(root, "journal_dir", opts->journal_dir ? json_string_utf8(opts->journal_dir) : NULL);
+        add(root, "since_usec", json_new_uint64(w->since_usec));
+        add(root, "since", time_json(w->since_usec));
+        add(root, "count", json_new_uint64(w->n_drift));
+        add(root, "fight_warnings", json_new_uint64(w->n_fight));
+        add(root, "writer_unknown", json_new_uint64(w->n_drift_unknown));
+        for (size_t i = 0; i < w->n_writers; i++)
+                json_object_array_add(writers, writer_json(&w->writers[i], false));
+        add(root, "writers", writers);
+        add(root, "other", w->other.n_drift + w->other.n_fight > 0 ? writer_json(&w->other, true) : NULL);
         return print_doc(f, root);
 }

@@ -80,6 +80,45 @@ static void print_knobs(FILE *f, const CtlNode *n) {
         }
 }
 
+static void print_foreign(FILE *f, const CtlNode *n, const char *journal_dir) {
+        const CtlForeign *w = &n->foreign;
+        size_t rows = 0;
+
+        if (n->journal_error < 0) {
+                fprintf(f, "\nForeign writes: %s\n", n->journal_why);
+                return;
+        }
+        fprintf(f, "\nForeign writes in the last %d h (journal%s%s; thpguardctl writers for more)\n",
+                CTL_STATUS_WRITES_HOURS, journal_dir ? " " : "", journal_dir ? journal_dir : "");
+        for (size_t i = 0; i < n->n_knobs; i++) {
+                const CtlKnob *k = &n->knobs[i];
+                const CtlKnobWrites *kw = ctl_foreign_knob(w, k->path);
+                char last[64], writer[CTL_FIELD_MAX + 64];
+
+                if (!k->policy && !kw)
+                        continue;
+                if (rows++ == 0)
+                        fprintf(f, "  %-33s %6s %6s  %-19s  %s\n", "KNOB", "WRITES", "FIGHTS", "LAST",
+                                "LAST WRITER");
+                if (!kw || kw->n_drift == 0) {
+                        fprintf(f, "  %-33s %6" PRIu64 " %6" PRIu64 "  %-19s  %s\n", k->path, (uint64_t)0,
+                                kw ? kw->n_fight : 0, "-", "-");
+                        continue;
+                }
+                fprintf(f, "  %-33s %6" PRIu64 " %6" PRIu64 "  %-19s  %s\n", k->path, kw->n_drift,
+                        kw->n_fight, ctl_time_local(kw->last_usec, last, sizeof(last)),
+                        ctl_writer_string(kw->last_writer, kw->last_pid, kw->last_exited, writer,
+                                          sizeof(writer)));
+        }
+        if (rows == 0)
+                fprintf(f, "  no knob is managed, and none was written by another process\n");
+        if (w->n_drift_unknown > 0)
+                fprintf(f,
+                        "  %" PRIu64 " of %" PRIu64
+                        " writes without a writer (thpguardd without attribution)\n",
+                        w->n_drift_unknown, w->n_drift);
+}
+
 static void print_cmdline(FILE *f, const CtlNode *n) {
         fprintf(f, "\nKernel command line (%s/cmdline)\n", n->proc_root);
         if (n->cmdline_error < 0) {
@@ -197,7 +236,8 @@ static void print_procs(FILE *f, const CtlNode *n) {
 }
 
 void ctl_status_print_text(FILE *f, const CtlNode *node) {
-        char policy_file[4 * PATH_MAX], sysfs_root[4 * PATH_MAX], proc_root[4 * PATH_MAX];
+        char policy_file[4 * PATH_MAX], sysfs_root[4 * PATH_MAX], proc_root[4 * PATH_MAX],
+            journal_dir[4 * PATH_MAX];
         CtlNode copy = *node, *n = &copy; /* shallow, with the paths escaped for printing */
 
         copy.policy_file = escape_str(node->policy_file, policy_file, sizeof(policy_file));
@@ -210,6 +250,9 @@ void ctl_status_print_text(FILE *f, const CtlNode *node) {
         for (size_t i = 0; i < n->n_notes; i++)
                 fprintf(f, "  ! %s\n", n->notes[i].text);
         print_knobs(f, n);
+        print_foreign(f, n,
+                      node->journal_dir ? escape_str(node->journal_dir, journal_dir, sizeof(journal_dir))
+                                        : NULL);
         print_cmdline(f, n);
         print_khugepaged(f, n);
         print_memory(f, n);
@@ -273,4 +316,56 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
         }
         fprintf(f, "\n  Runtime: %s\n  %s\n", ctl_language_runtime_to_string(p->language_runtime),
                 p->compare_with);
+}
+
+static void print_writer(FILE *f, const CtlWriter *w, const char *label) {
+        char first[64], last[64];
+
+        fprintf(f, "\n%s: %" PRIu64 " write(s)", label, w->n_drift);
+        if (w->n_fight > 0)
+                fprintf(f, ", %" PRIu64 " fight warning(s)", w->n_fight);
+        for (size_t i = 0; i < w->n_knobs; i++)
+                fprintf(f, "%s%s", i == 0 ? "; knobs " : ", ", w->knobs[i]);
+        fprintf(f, "%s\n", w->knobs_truncated ? ", ..." : "");
+        fprintf(f, "  first %s, last %s", ctl_time_local(w->first_usec, first, sizeof(first)),
+                ctl_time_local(w->last_usec, last, sizeof(last)));
+        if (w->last_pid)
+                fprintf(f, " by pid %" PRIu64 "%s", w->last_pid, w->last_exited ? " (exited)" : "");
+        if (w->comm[0])
+                fprintf(f, ", comm %s", w->comm);
+        if (w->exe[0])
+                fprintf(f, ", %s", w->exe);
+        fputc('\n', f);
+        if (w->unit[0])
+                fprintf(f, "  unit %s\n", w->unit);
+        if (w->pod_uid[0] || w->container_id[0])
+                fprintf(f, "  pod %s, container %s\n", w->pod_uid[0] ? w->pod_uid : "-",
+                        w->container_id[0] ? w->container_id : "-");
+}
+
+void ctl_writers_print_text(FILE *f, const CtlWritersOptions *o, const CtlForeign *w) {
+        char since[64], dir[4 * PATH_MAX];
+        size_t n = w->n_writers + (w->other.n_drift + w->other.n_fight > 0);
+
+        fprintf(f, "Foreign writes since %s (journal%s%s): ",
+                ctl_time_local(w->since_usec, since, sizeof(since)), o->journal_dir ? " " : "",
+                o->journal_dir ? escape_str(o->journal_dir, dir, sizeof(dir)) : "");
+        if (n == 0) {
+                fprintf(f, "none\n");
+                return;
+        }
+        fprintf(f, "%" PRIu64 " by %zu writer(s)", w->n_drift, n);
+        if (w->n_fight > 0)
+                fprintf(f, ", %" PRIu64 " writer-fight warning(s)", w->n_fight);
+        fputc('\n', f);
+        for (size_t i = 0; i < w->n_writers; i++)
+                print_writer(f, &w->writers[i],
+                             w->writers[i].label[0] ? w->writers[i].label
+                                                    : "unknown writer (thpguardd without attribution)");
+        if (w->other.n_drift + w->other.n_fight > 0) {
+                char label[64];
+
+                snprintf(label, sizeof(label), "other writers (beyond the first %d)", CTL_WRITERS_MAX);
+                print_writer(f, &w->other, label);
+        }
 }

@@ -1,0 +1,203 @@
+# writers and status --journal-dir against real journal files: systemd-journal-remote
+# makes them from export format, with timestamps 20 min to 30 h ago, forged entries
+# (another uid, another MESSAGE_ID) and hostile bytes. Counts, grouping, --since,
+# --json, and the one line when there is no journal.
+. "$(dirname "$0")/lib.sh"
+C=$THPGUARDCTL
+
+remote=
+for p in /lib/systemd/systemd-journal-remote /usr/lib/systemd/systemd-journal-remote; do
+        [ -x "$p" ] && remote=$p && break
+done
+[ -n "$remote" ] || skip "systemd-journal-remote not found (Debian package systemd-journal-remote)"
+
+now=$(date +%s)
+mkdir "$TMP/journal" "$TMP/empty"
+# Export format (systemd's JOURNAL_EXPORT_FORMATS): KEY=value lines, or for a value
+# with a newline or other control bytes KEY, a little-endian 64-bit length, the bytes.
+python3 - "$now" >"$TMP/in.export" <<'PY'
+import struct, sys
+now = int(sys.argv[1]) * 1000000
+H, M = 3600 * 1000000, 60 * 1000000
+CORRECTED = "5b0a3c7e2f8d4e61a9c4d2b7f1e08a31"
+FAILED = "c3e9174a6b2d48f0b5a18e6d9f2c7b04"
+AUDIT = "8d41f6b29e0c4a7d93b5e2a1c6f8d057"
+FIGHT = "47d9e2c1a8b64f05b3e7d0a9c5f2e196"
+RELOADED = "1f7c2e94d5a84b36b0e9c3a7d2f6e418"
+out = sys.stdout.buffer
+seq = 0
+def entry(ago, msgid, uid=b"0", **f):
+    global seq
+    seq += 1
+    fields = [(b"__REALTIME_TIMESTAMP", b"%d" % (now - ago)), (b"__MONOTONIC_TIMESTAMP", b"%d" % seq),
+              (b"_BOOT_ID", b"0123456789abcdef0123456789abcdef"), (b"_UID", uid), (b"_COMM", b"thpguardd"),
+              (b"MESSAGE", b"test entry %d" % seq), (b"MESSAGE_ID", msgid.encode())]
+    fields += [(b"THPGUARD_" + k.upper().encode(), v if isinstance(v, bytes) else str(v).encode())
+               for k, v in f.items()]
+    for k, v in fields:
+        if any(c < 0x20 or c >= 0x7f for c in v):
+            out.write(k + b"\n" + struct.pack("<Q", len(v)) + v + b"\n")
+        else:
+            out.write(k + b"=" + v + b"\n")
+    out.write(b"\n")
+tuned = dict(writer="tuned.service", writer_comm="tuned", writer_exe="/usr/sbin/tuned",
+             writer_unit="tuned.service", writer_uid=0, writer_cgroup="/system.slice/tuned.service")
+entry(30 * H, CORRECTED, knob="enabled", writer="old-agent.service", writer_pid=99)
+entry(3 * H, CORRECTED, knob="enabled", writer_pid=812, **tuned)
+entry(2 * H, CORRECTED, knob="defrag", writer_pid=813, **tuned)
+entry(90 * M, FAILED, knob="hugepages-2048kB/enabled")  # writer unknown
+entry(60 * M, AUDIT, knob="enabled", writer="cri-containerd-abc123.scope", writer_pid=4000, writer_comm="sh",
+      writer_unit="cri-containerd-abc123.scope", writer_pod_uid="0c1d2e3f-aaaa-bbbb-cccc-123456789012",
+      writer_container_id="abc123")
+entry(50 * M, FIGHT, knob="enabled", writer_pid=812, **tuned)
+entry(40 * M, CORRECTED, knob="khugepaged/defrag", writer=b"evil\x1b[31m\n\xff", writer_pid=666,
+      writer_comm=b"ev\x01il")
+entry(20 * M, CORRECTED, knob="defrag", writer="pid 4242", writer_pid=4242, writer_exited=1)
+# Not ours to count: sent by another user, another MESSAGE_ID.
+entry(30 * M, CORRECTED, uid=b"1000", knob="enabled", writer="forged.service", writer_pid=1)
+entry(30 * M, RELOADED, knob="enabled", writer="reload.service", writer_pid=1)
+PY
+"$remote" -o "$TMP/journal/remote.journal" - <"$TMP/in.export" >"$TMP/remote.log" 2>&1 ||
+        fail "systemd-journal-remote failed: $(cat "$TMP/remote.log")"
+journalctl -D "$TMP/journal" -q -o cat 2>/dev/null | grep -q 'test entry 10' ||
+        fail "journalctl does not read back what systemd-journal-remote wrote"
+
+J=(--journal-dir "$TMP/journal")
+
+# writers, default since (24 h): six foreign writes, one fight warning, five writers.
+run timeout 10 "$C" writers "${J[@]}" --json
+expect_rc 0
+cp "$OUT_FILE" "$TMP/writers.json"
+python3 - "$TMP/writers.json" "$now" <<'PY' || fail "writers --json"
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+now = int(sys.argv[2]) * 1000000
+w = {x["writer"]: x for x in d["writers"]}
+def check(cond, what):
+    if not cond:
+        print("writers --json: " + what, file=sys.stderr)
+        print(json.dumps(d, indent=1), file=sys.stderr)
+        sys.exit(1)
+check(d["count"] == 6 and d["fight_warnings"] == 1 and d["writer_unknown"] == 1, "totals")
+check(abs(d["since_usec"] - (now - 24 * 3600 * 1000000)) < 600 * 1000000, "since: 24 h ago")
+check(sorted(w, key=str) == sorted(["tuned.service", "cri-containerd-abc123.scope", None,
+                                    "evil\\x1b[31m\\x0a\\xff", "pid 4242"], key=str), "writers: %s" % list(w))
+check(d["writers"][0]["writer"] == "tuned.service", "the most writes first")
+t = w["tuned.service"]
+check(t["count"] == 2 and t["fight_warnings"] == 1, "tuned counts")
+check(t["knobs"] == ["defrag", "enabled"] and not t["knobs_truncated"], "tuned knobs")
+check(t["last_pid"] == 812 and t["unit"] == "tuned.service" and t["exe"] == "/usr/sbin/tuned", "tuned last")
+check(now - t["first_usec"] > 3 * 3600 * 1000000 - 1 and t["last_usec"] - t["first_usec"] == (180 - 50) * 60 * 1000000,
+      "tuned first/last")
+check(t["last"].endswith("Z") and t["pod_uid"] is None, "tuned time and pod")
+p = w["cri-containerd-abc123.scope"]
+check(p["pod_uid"] == "0c1d2e3f-aaaa-bbbb-cccc-123456789012" and p["container_id"] == "abc123"
+      and p["last_pid"] == 4000 and p["knobs"] == ["enabled"], "pod writer")
+u = w[None]
+check(u["count"] == 1 and u["knobs"] == ["hugepages-2048kB/enabled"] and u["last_pid"] is None, "unknown writer")
+e = w["evil\\x1b[31m\\x0a\\xff"]
+check(e["comm"] == "ev\\x01il" and e["knobs"] == ["khugepaged/defrag"], "hostile writer")
+x = w["pid 4242"]
+check(x["last_exited"] is True and x["last_pid"] == 4242, "exited writer")
+check(d["other"] is None, "no other")
+PY
+
+# Text: the same groups, printable only.
+run timeout 10 "$C" writers "${J[@]}"
+expect_rc 0
+grep -q '^Foreign writes since .*: 6 by 5 writer(s), 1 writer-fight warning(s)$' "$OUT_FILE" || fail "text summary: $(cat "$OUT_FILE")"
+grep -q '^tuned.service: 2 write(s), 1 fight warning(s); knobs defrag, enabled$' "$OUT_FILE" || fail "text tuned: $(cat "$OUT_FILE")"
+grep -q '^  pod 0c1d2e3f-aaaa-bbbb-cccc-123456789012, container abc123$' "$OUT_FILE" || fail "text pod: $(cat "$OUT_FILE")"
+grep -q 'by pid 4242 (exited)' "$OUT_FILE" || fail "text exited: $(cat "$OUT_FILE")"
+grep -qF 'evil\x1b[31m\x0a\xff: 1 write(s); knobs khugepaged/defrag' "$OUT_FILE" || fail "text hostile: $(cat "$OUT_FILE")"
+LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f-\xff]' "$OUT_FILE" && fail "text output holds non-printable bytes"
+grep -qE 'forged|reload|old-agent' "$OUT_FILE" && fail "counted what it should not: $(cat "$OUT_FILE")"
+
+# --since: relative and absolute (local time, as date prints it) reach the entry of 30 h ago.
+run timeout 10 "$C" writers "${J[@]}" --since -2d --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["count"] == 7' 'any(w["writer"] == "old-agent.service" for w in d["writers"])'
+run timeout 10 "$C" writers "${J[@]}" --since "$(date -d "@$((now - 31 * 3600))" '+%Y-%m-%d %H:%M')" --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["count"] == 7'
+run timeout 10 "$C" writers "${J[@]}" --since "$(date -d "@$((now - 29 * 3600))" '+%Y-%m-%d %H:%M:%S')" --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["count"] == 6'
+run timeout 10 "$C" writers "${J[@]}" --since -45min --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["count"] == 2 and d["fight_warnings"] == 0' \
+        'sorted(w["writer"] for w in d["writers"]) == ["evil\\x1b[31m\\x0a\\xff", "pid 4242"]'
+run timeout 10 "$C" writers "${J[@]}" --since -1s
+expect_rc 0
+grep -q ': none$' "$OUT_FILE" || fail "nothing in the last second: $(cat "$OUT_FILE")"
+for bad in yesterday -24 24h 2025-02-30 '2025-01-01 25:00'; do
+        run timeout 10 "$C" writers "${J[@]}" --since "$bad"
+        expect_rc 2
+        grep -qF -- "--since '$bad': expected" "$ERR_FILE" || fail "--since $bad: $(cat "$ERR_FILE")"
+done
+run timeout 10 "$C" writers --top 3
+expect_rc 2
+run timeout 10 "$C" status --since -1h
+expect_rc 2
+run timeout 10 "$C" pid 1 --journal-dir /tmp
+expect_rc 2
+
+# status: per managed knob, from the same journal.
+S=(--sysfs-root "$FIXTURES/6.18" --proc-root "$CTL_FIXTURES/proc-wrap" --config "$CTL_FIXTURES/policy.conf")
+run timeout 10 "$C" status "${S[@]}" "${J[@]}" --json
+expect_rc 0
+json_check "$OUT_FILE" \
+        'd["foreign_writes"]["available"] and d["foreign_writes"]["count"] == 6 and d["foreign_writes"]["hours"] == 24' \
+        'knob(d, "enabled")["foreign_writes"]["count"] == 2 and knob(d, "enabled")["foreign_writes"]["fight_warnings"] == 1' \
+        'knob(d, "enabled")["foreign_writes"]["last_writer"] == "cri-containerd-abc123.scope"' \
+        'knob(d, "enabled")["foreign_writes"]["last_writer_pid"] == 4000' \
+        'knob(d, "defrag")["foreign_writes"]["count"] == 2 and knob(d, "defrag")["foreign_writes"]["last_writer"] == "pid 4242"' \
+        'knob(d, "defrag")["foreign_writes"]["last_writer_exited"] is True' \
+        'knob(d, "hugepages-2048kB/enabled")["foreign_writes"]["count"] == 1' \
+        'knob(d, "hugepages-2048kB/enabled")["foreign_writes"]["last_writer"] is None' \
+        'knob(d, "shmem_enabled")["foreign_writes"]["count"] == 0' \
+        'knob(d, "enabled")["state"] == "compliant"'
+run timeout 10 "$C" status "${S[@]}" "${J[@]}"
+expect_rc 0
+sed -n '/^Foreign writes in the last 24 h/,/^$/p' "$OUT_FILE" >"$TMP/section"
+grep -qE '^  enabled +2 +1  [0-9-]+ [0-9:]+  cri-containerd-abc123.scope \(pid 4000\)$' "$TMP/section" ||
+        fail "status text, enabled: $(cat "$OUT_FILE")"
+grep -qE '^  defrag +2 +0  [0-9-]+ [0-9:]+  pid 4242 \(exited\)$' "$TMP/section" ||
+        fail "status text, defrag: $(cat "$TMP/section")"
+grep -qE '^  hugepages-2048kB/enabled +1 +0  [0-9-]+ [0-9:]+  unknown$' "$TMP/section" ||
+        fail "status text, unknown: $(cat "$TMP/section")"
+# Managed and not written: a row of zeros. Unmanaged and not written: no row.
+grep -qE '^  hugepages-8kB/enabled +0 +0  -  +-$' "$TMP/section" || fail "status text, zeros: $(cat "$TMP/section")"
+grep -qE '^  shmem_enabled ' "$TMP/section" && fail "status lists an unmanaged knob nobody wrote"
+grep -q '^  1 of 6 writes without a writer' "$TMP/section" || fail "status text, unknown count: $(cat "$TMP/section")"
+
+# No journal: status says so in one line and goes on; writers exits 3.
+run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/empty"
+expect_rc 0
+[ "$(grep -c 'no systemd journal' "$OUT_FILE")" = 1 ] || fail "status without a journal: $(cat "$OUT_FILE")"
+grep -q "^Foreign writes: no systemd journal on this node: no journal file in $TMP/empty (in a pod, mount the host's /var/log/journal and pass --journal-dir)$" "$OUT_FILE" ||
+        fail "status without a journal: $(cat "$OUT_FILE")"
+grep -q '^Top processes by AnonHugePages' "$OUT_FILE" || fail "status stopped at the journal"
+run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/empty" --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["foreign_writes"]["available"] is False' 'd["foreign_writes"]["error"].startswith("no systemd journal on this node")' \
+        'all(k["foreign_writes"] is None for k in d["knobs"])'
+run timeout 10 "$C" writers --journal-dir "$TMP/empty"
+expect_rc 3
+[ "$(wc -l <"$ERR_FILE")" = 1 ] && grep -q '^thpguardctl writers: no systemd journal on this node: ' "$ERR_FILE" ||
+        fail "writers without a journal: $(cat "$ERR_FILE")"
+run timeout 10 "$C" writers --journal-dir "$TMP/missing"
+expect_rc 1
+grep -q "missing: No such file or directory" "$ERR_FILE" || fail "writers --journal-dir missing: $(cat "$ERR_FILE")"
+
+# A node without /run/log/journal and /var/log/journal: hidden in a mount namespace of our own.
+if unshare -m true 2>/dev/null; then
+        run timeout 10 unshare -m sh -c \
+        expect_rc 3
+                'mount -t tmpfs none /run && mount -t tmpfs none /var/log && exec "$0" writers' "$C"
+        grep -q 'no systemd journal on this node: neither /run/log/journal nor /var/log/journal exists (in a pod' "$ERR_FILE" ||
+                fail "writers on a node without a journal: $(cat "$ERR_FILE")"
+else
+        echo "note: unshare -m not permitted; the node without a journal directory is not covered"
+fi
+echo ok
