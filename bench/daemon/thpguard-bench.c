@@ -58,7 +58,7 @@
 #define THP                 "/sys/kernel/mm/transparent_hugepage"
 #define ENABLED             THP "/enabled"
 #define DRIFTS              1000
-#define ROUNDS              10 /* per corrector and knob, of DRIFTS / ROUNDS drifts each */
+#define ROUNDS              20 /* per corrector and knob, of DRIFTS / ROUNDS drifts each */
 #define WARMUP              10 /* drifts at the start of each round, not counted */
 #define STARTS              20
 #define RECHECKS_IN_PROCESS 10000
