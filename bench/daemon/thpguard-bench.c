@@ -537,8 +537,8 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                 printf("%s, %s, before each round: %s (%d of %d rounds)%s\n", knob, corrector_name[c],
                        state[c], same[c], ROUNDS,
                        c == ATTRIBUTION_ON && !strstr(state[c], "group held")
-                           ? "; no fanotify group: this thpguardd has no attribution yet, so \"on\" runs as "
-                             "\"off\""
+                           ? "; no fanotify group, so attribution is not on: this thpguardd has none or "
+                             "could not start it"
                            : "");
                 qsort(lat[c], DRIFTS, sizeof(lat[c][0]), cmp_u64);
                 qsort(lat_ret[c], DRIFTS, sizeof(lat_ret[c][0]), cmp_u64);
