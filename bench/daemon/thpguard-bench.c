@@ -9,7 +9,11 @@
  *  - exec -> READY=1 over 20 starts, through our own NOTIFY_SOCKET, beside
  *    the floor: this program re-executed to do nothing but send READY=1;
  *  - drift latency: 1000 foreign writes per knob, each timed until the file
- *    reads the policy's value again (fight protection off);
+ *    reads the policy's value again (fight protection off), for three
+ *    correctors in turn on the same knob, interleaved in rounds: the floor
+ *    (min-corrector, beside this program), thpguardd started without
+ *    CAP_SYS_ADMIN (writer attribution off) and thpguardd as root with it
+ *    (attribution on); thpguardd's median and p99 as ratios to the floor's;
  *  - CPU per full recheck: the work alone (10,000 rechecks in this process
  *    through the daemon's own read-and-compare), and per recheck wakeup of
  *    the daemon from /proc/PID/schedstat, beside the floor: an sd-event
@@ -18,18 +22,24 @@
  *  - peak RSS (VmHWM);
  *  - a writer looping flat out for 10 s: daemon CPU and log lines.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -48,6 +58,8 @@
 #define THP                 "/sys/kernel/mm/transparent_hugepage"
 #define ENABLED             THP "/enabled"
 #define DRIFTS              1000
+#define ROUNDS              20 /* per corrector and knob, of DRIFTS / ROUNDS drifts each */
+#define WARMUP              10 /* drifts at the start of each round, not counted */
 #define STARTS              20
 #define RECHECKS_IN_PROCESS 10000
 
@@ -99,8 +111,35 @@ static void write_policy(const char *text) {
 
 static int notify_fd = -1;
 
-/* Starts argv with stderr to DIR/logname and waits for its READY=1 on our NOTIFY_SOCKET. */
-static pid_t start_argv(char *const argv[], const char *logname, uint64_t *ret_ready_ns) {
+/*
+ * Drops CAP_SYS_ADMIN for good before an exec as root: from the bounding set,
+ * so that the exec cannot grant it again, and from the effective, permitted
+ * and inheritable sets. Then checks that it is gone.
+ */
+static int drop_sys_admin(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+        unsigned i = CAP_TO_INDEX(CAP_SYS_ADMIN);
+
+        if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) < 0 || syscall(SYS_capget, &h, d) < 0)
+                return -errno;
+        d[i].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+        d[i].permitted &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+        d[i].inheritable &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+        if (syscall(SYS_capset, &h, d) < 0 || syscall(SYS_capget, &h, d) < 0)
+                return -errno;
+        if (prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) != 0 ||
+            ((d[i].effective | d[i].permitted | d[i].inheritable) & CAP_TO_MASK(CAP_SYS_ADMIN)))
+                return -EPERM;
+        return 0;
+}
+
+/*
+ * Starts argv with stderr to DIR/logname, without CAP_SYS_ADMIN if asked,
+ * and waits for its READY=1 on our NOTIFY_SOCKET.
+ */
+static pid_t start_argv_caps(char *const argv[], const char *logname, bool no_sys_admin,
+                             uint64_t *ret_ready_ns) {
         char sock[100], log[256], buf[512];
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         uint64_t t0;
@@ -120,11 +159,24 @@ static pid_t start_argv(char *const argv[], const char *logname, uint64_t *ret_r
                 int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
                 dup2(fd, 2);
                 setenv("NOTIFY_SOCKET", sock, 1);
+                if (no_sys_admin && drop_sys_admin() < 0) {
+                        perror("dropping CAP_SYS_ADMIN");
+                        _exit(126);
+                }
                 execv(argv[0], argv);
                 _exit(127);
         }
         for (;;) {
-                ssize_t n = recv(notify_fd, buf, sizeof(buf) - 1, 0);
+                struct pollfd pfd = { .fd = notify_fd, .events = POLLIN };
+                ssize_t n;
+
+                /* A child that dies before READY=1 (a refused policy, a failed exec) stops the bench. */
+                if (poll(&pfd, 1, 1000) == 0) {
+                        if (waitpid(pid, NULL, WNOHANG) == pid)
+                                fprintf(stderr, "%s exited before READY=1, see %s\n", argv[0], log), exit(1);
+                        continue;
+                }
+                n = recv(notify_fd, buf, sizeof(buf) - 1, 0);
                 if (n <= 0)
                         perror("recv"), exit(1);
                 buf[n] = '\0';
@@ -133,6 +185,10 @@ static pid_t start_argv(char *const argv[], const char *logname, uint64_t *ret_r
         }
         *ret_ready_ns = now_ns() - t0;
         return pid;
+}
+
+static pid_t start_argv(char *const argv[], const char *logname, uint64_t *ret_ready_ns) {
+        return start_argv_caps(argv, logname, false, ret_ready_ns);
 }
 
 static pid_t start_daemon(const char *bin, const char *logname, uint64_t *ret_ready_ns) {
@@ -285,6 +341,229 @@ static long count_lines(const char *logname) {
         return n;
 }
 
+/* A capability mask of /proc/PID/status ("CapEff:", "CapBnd:"), or 0 if unread. */
+static unsigned long long status_caps(pid_t pid, const char *key) {
+        char path[64], line[256];
+        unsigned long long v = 0;
+        FILE *f;
+        snprintf(path, sizeof(path), "/proc/%d/status", pid);
+        f = fopen(path, "r");
+        while (f && fgets(line, sizeof(line), f))
+                if (strncmp(line, key, strlen(key)) == 0)
+                        v = strtoull(line + strlen(key), NULL, 16);
+        if (f)
+                fclose(f);
+        return v;
+}
+
+#define HAS_SYS_ADMIN(caps) (((caps) >> CAP_SYS_ADMIN) & 1)
+
+/* Whether pid holds a fanotify group: the one sign that writer attribution is on. */
+static bool holds_fanotify(pid_t pid) {
+        char path[64], target[64];
+        struct dirent *de;
+        bool found = false;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+        d = opendir(path);
+        while (d && !found && (de = readdir(d))) {
+                ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+                target[n > 0 ? n : 0] = '\0';
+                found = strcmp(target, "anon_inode:[fanotify]") == 0;
+        }
+        if (d)
+                closedir(d);
+        return found;
+}
+
+/* The first line of DIR/logname that mentions writer attribution, or "". */
+static void log_line_about_attribution(const char *logname, char *out, size_t size) {
+        char path[256], line[512];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/%s", dir, logname);
+        out[0] = '\0';
+        f = fopen(path, "r");
+        while (f && fgets(line, sizeof(line), f))
+                if (strstr(line, "attribution") || strstr(line, "fanotify")) {
+                        snprintf(out, size, "%.*s", (int)strcspn(line, "\n"), line);
+                        break;
+                }
+        if (f)
+                fclose(f);
+}
+
+static void print_loadavg(const char *when) {
+        char a[16], b[16], c[16];
+        FILE *f = fopen("/proc/loadavg", "r");
+
+        if (f && fscanf(f, "%15s %15s %15s", a, b, c) == 3)
+                printf("load average %s: %s %s %s\n", when, a, b, c);
+        if (f)
+                fclose(f);
+}
+
+/*
+ * n drifts of path to foreign, each timed until the file reads desired again,
+ * by an observer that sleeps on its own inotify watch between reads; into
+ * lat (from the foreign write() call) and lat_ret (from its return).
+ */
+static void drifts(const char *path, const char *foreign, const char *desired, int n, uint64_t *lat,
+                   uint64_t *lat_ret) {
+        int kfd = open(path, O_RDONLY | O_CLOEXEC);
+        int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        char cur[32];
+
+        if (kfd < 0 || ino < 0 || inotify_add_watch(ino, THP, IN_MODIFY) < 0)
+                perror(path), exit(1);
+        for (int i = 0; i < n; i++) {
+                /*
+                 * Timed from the write() call: the daemon wakes inside the
+                 * foreign write syscall (fsnotify) and may finish before it
+                 * returns to us. From the return is printed too.
+                 *
+                 * The observer sleeps on its own inotify watch between reads
+                 * instead of spinning: a spinning reader on the daemon's CPU
+                 * holds it for a whole scheduler slice (1-5 ms here), which
+                 * would time the observer, not the daemon. Its own wakeup is
+                 * counted in, so the figure errs high.
+                 */
+                uint64_t t0 = now_ns(), t1, t2;
+                write_word(path, foreign);
+                t1 = now_ns();
+                for (;;) {
+                        read_active(kfd, cur, sizeof(cur));
+                        if (strcmp(cur, desired) == 0 || now_ns() - t0 >= 1000000000u)
+                                break;
+                        wait_modify(ino, t0);
+                }
+                t2 = now_ns();
+                lat[i] = t2 - t0;
+                lat_ret[i] = t2 - t1;
+                usleep(200); /* a drift, not a flood: keep below the inotify rate limit */
+                drain(ino);  /* the events of this drift's two writes */
+        }
+        close(ino);
+        close(kfd);
+}
+
+/* The correctors compared on one knob, interleaved. */
+enum { FLOOR, ATTRIBUTION_OFF, ATTRIBUTION_ON, N_CORRECTORS };
+static const char *const corrector_name[N_CORRECTORS] = { "floor (min-corrector)",
+                                                          "thpguardd, attribution off",
+                                                          "thpguardd, attribution on" };
+
+/*
+ * What a corrector runs as, read once it is READY=1 and before its round:
+ * its effective capabilities, whether it holds a fanotify group, and the
+ * line its log has about attribution. Starts with '!' if the mode is not
+ * the one asked for (attribution off but CAP_SYS_ADMIN or a fanotify group).
+ */
+static void corrector_state(int c, pid_t pid, const char *logname, char *out, size_t size) {
+        unsigned long long eff = status_caps(pid, "CapEff:"), bnd = status_caps(pid, "CapBnd:");
+        bool fan = holds_fanotify(pid);
+        char line[256];
+
+        if (c == FLOOR) {
+                snprintf(out, size, "CapEff %016llx", eff);
+                return;
+        }
+        log_line_about_attribution(logname, line, sizeof(line));
+        snprintf(out, size,
+                 "%sCapEff %016llx (CAP_SYS_ADMIN %s, in bounding set %s), fanotify group %s; log: %s",
+                 c == ATTRIBUTION_OFF && (HAS_SYS_ADMIN(eff) || HAS_SYS_ADMIN(bnd) || fan) ? "!" : "", eff,
+                 HAS_SYS_ADMIN(eff) ? "yes" : "no", HAS_SYS_ADMIN(bnd) ? "yes" : "no", fan ? "held" : "none",
+                 line[0] ? line : "no line about attribution");
+}
+
+static void print_drift_lines(const char *knob, const char *who, uint64_t *lat, uint64_t *lat_ret) {
+        printf("drift latency of %s over %d drifts, %s, until the file reads the policy again:\n"
+               "  from the foreign write() call:   min %.1f us, median %.1f us, p99 %.1f us, max %.1f us\n"
+               "  from its return:                 min %.1f us, median %.1f us, p99 %.1f us, max %.1f us\n",
+               knob, DRIFTS, who, lat[0] / 1e3, lat[DRIFTS / 2] / 1e3, lat[DRIFTS * 99 / 100] / 1e3,
+               lat[DRIFTS - 1] / 1e3, lat_ret[0] / 1e3, lat_ret[DRIFTS / 2] / 1e3,
+               lat_ret[DRIFTS * 99 / 100] / 1e3, lat_ret[DRIFTS - 1] / 1e3);
+}
+
+/*
+ * Drift latency of one knob for the three correctors, interleaved: ROUNDS
+ * rounds, each of which runs every corrector in turn (the first one rotating
+ * from round to round) for WARMUP + DRIFTS / ROUNDS drifts. Only one
+ * corrector runs at a time: each is started for its round and stopped after
+ * it, so no other corrector's watch is on the knob during a round.
+ */
+static void compare_correctors(const char *thpguardd, const char *floor_bin, const char *path,
+                               const char *foreign, const char *desired) {
+        static const char *const logname[N_CORRECTORS] = { "floor.log", "attribution-off.log",
+                                                           "attribution-on.log" };
+        uint64_t lat[N_CORRECTORS][DRIFTS], lat_ret[N_CORRECTORS][DRIFTS];
+        uint64_t warm[WARMUP], warm_ret[WARMUP], ready_ns;
+        const char *knob = strrchr(path, '/') + 1;
+        char conf[256], state[N_CORRECTORS][768], now[768], cur[32];
+        int same[N_CORRECTORS] = { 0 }, per_round = DRIFTS / ROUNDS;
+
+        snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
+        for (int r = 0; r < ROUNDS; r++)
+                for (int j = 0; j < N_CORRECTORS; j++) {
+                        int c = (r + j) % N_CORRECTORS, kfd = open(path, O_RDONLY | O_CLOEXEC);
+                        char *daemon_argv[] = { (char *)thpguardd, "--config", conf, "--log-target=console",
+                                                NULL };
+                        char *floor_argv[] = { (char *)floor_bin, (char *)path, (char *)desired, NULL };
+                        pid_t pid;
+
+                        /* Each round starts from the policy's value, with nothing running. */
+                        read_active(kfd, cur, sizeof(cur));
+                        close(kfd);
+                        if (strcmp(cur, desired) != 0)
+                                write_word(path, desired);
+                        pid = start_argv_caps(c == FLOOR ? floor_argv : daemon_argv, logname[c],
+                                              c == ATTRIBUTION_OFF, &ready_ns);
+                        corrector_state(c, pid, logname[c], now, sizeof(now));
+                        if (r == 0)
+                                snprintf(state[c], sizeof(state[c]), "%s", now);
+                        if (strcmp(now, state[c]) == 0)
+                                same[c]++;
+                        else
+                                printf("  %s, %s, round %d: %s\n", knob, corrector_name[c], r + 1, now);
+                        if (now[0] == '!')
+                                fprintf(stderr, "%s is not running as asked, stopping\n", corrector_name[c]),
+                                    exit(1);
+                        drifts(path, foreign, desired, WARMUP, warm, warm_ret);
+                        drifts(path, foreign, desired, per_round, lat[c] + r * per_round,
+                               lat_ret[c] + r * per_round);
+                        stop_daemon(pid);
+                }
+        for (int c = 0; c < N_CORRECTORS; c++) {
+                printf("%s, %s, before each round: %s (%d of %d rounds)%s\n", knob, corrector_name[c],
+                       state[c], same[c], ROUNDS,
+                       c == ATTRIBUTION_ON && !strstr(state[c], "group held")
+                           ? "; no fanotify group, so attribution is not on: this thpguardd has none or "
+                             "could not start it"
+                           : "");
+                qsort(lat[c], DRIFTS, sizeof(lat[c][0]), cmp_u64);
+                qsort(lat_ret[c], DRIFTS, sizeof(lat_ret[c][0]), cmp_u64);
+        }
+        for (int c = 0; c < N_CORRECTORS; c++)
+                print_drift_lines(knob, corrector_name[c], lat[c], lat_ret[c]);
+        printf("\ndrift latency of %s against the floor: %d rounds of %d drifts per corrector, interleaved, "
+               "%d warm-up drifts per round not counted; from the foreign write() call, us\n\n"
+               "| corrector | min | median | p99 | max | median / floor | p99 / floor | target |\n"
+               "|---|---|---|---|---|---|---|---|\n",
+               knob, ROUNDS, per_round, WARMUP);
+        for (int c = 0; c < N_CORRECTORS; c++) {
+                double median = (double)lat[c][DRIFTS / 2], p99 = (double)lat[c][DRIFTS * 99 / 100];
+                double rm = median / (double)lat[FLOOR][DRIFTS / 2];
+                double rp = p99 / (double)lat[FLOOR][DRIFTS * 99 / 100];
+
+                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %s |\n", corrector_name[c],
+                       lat[c][0] / 1e3, median / 1e3, p99 / 1e3, lat[c][DRIFTS - 1] / 1e3, rm, rp,
+                       c == FLOOR  ? ""
+                       : rm <= 1.2 ? "median <= 1.2x floor: met"
+                                   : "median <= 1.2x floor: missed");
+        }
+        printf("\n");
+}
+
 /* Every knob a policy below manages, saved at start and written back at exit. */
 static const char *const touched[] = { ENABLED, THP "/defrag", THP "/khugepaged/defrag",
                                        THP "/khugepaged/pages_to_scan", THP "/khugepaged/max_ptes_none" };
@@ -323,9 +602,10 @@ static void print_machine(void) {
 }
 
 int main(int argc, char **argv) {
-        uint64_t lat[DRIFTS], lat_ret[DRIFTS], ready[STARTS], floor_ready[STARTS], ready_ns, c0, c1, f0, f1;
+        uint64_t ready[STARTS], floor_ready[STARTS], ready_ns, c0, c1, f0, f1;
         int idle_seconds = argc > 2 ? atoi(argv[2]) : 60, lock;
-        char conf[256], cur[32];
+        char conf[256], floor_bin[PATH_MAX];
+        ssize_t n;
         long w0, w1, fw0, fw1, lines;
         pid_t pid, floor_pid;
 
@@ -336,6 +616,14 @@ int main(int argc, char **argv) {
                 return 2;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
+        /* The floor corrector is built beside this program. */
+        n = readlink("/proc/self/exe", floor_bin, sizeof(floor_bin) - sizeof("min-corrector"));
+        if (n <= 0)
+                return perror("/proc/self/exe"), 1;
+        floor_bin[n] = '\0';
+        strcpy(strrchr(floor_bin, '/') + 1, "min-corrector");
+        if (access(floor_bin, X_OK) < 0)
+                return perror(floor_bin), 1;
         if (!mkdtemp(dir))
                 return perror("mkdtemp"), 1;
         snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
@@ -344,6 +632,7 @@ int main(int argc, char **argv) {
         save();
         atexit(restore);
         print_machine();
+        print_loadavg("at start");
 
         /* Latency: fight protection off, or 1000 drifts would be a fight. */
         write_word(ENABLED, "madvise");
@@ -357,7 +646,6 @@ int main(int argc, char **argv) {
                STARTS, ready[0] / 1e6, ready[STARTS / 2] / 1e6, ready[STARTS - 1] / 1e6,
                floor_ready[STARTS / 2] / 1e6);
 
-        pid = start_daemon(argv[1], "latency.log", &ready_ns);
         /*
          * Two knobs: `enabled` (the kernel's own write path is slow: it recomputes
          * min_free_kbytes, so both the foreign write and ours cost ~100 us) and
@@ -367,54 +655,12 @@ int main(int argc, char **argv) {
         static const struct {
                 const char *path, *foreign, *desired;
         } drift[] = { { ENABLED, "always", "madvise" }, { THP "/defrag", "always", "madvise" } };
-        for (size_t k = 0; k < 2; k++) {
-                int kfd = open(drift[k].path, O_RDONLY | O_CLOEXEC);
-                int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-
-                if (kfd < 0 || ino < 0 || inotify_add_watch(ino, THP, IN_MODIFY) < 0)
-                        return perror(drift[k].path), 1;
-                for (int i = 0; i < DRIFTS; i++) {
-                        /*
-                         * Timed from the write() call: the daemon wakes inside the
-                         * foreign write syscall (fsnotify) and may finish before it
-                         * returns to us. From the return is printed too.
-                         *
-                         * The observer sleeps on its own inotify watch between reads
-                         * instead of spinning: a spinning reader on the daemon's CPU
-                         * holds it for a whole scheduler slice (1-5 ms here), which
-                         * would time the observer, not the daemon. Its own wakeup is
-                         * counted in, so the figure errs high.
-                         */
-                        uint64_t t0 = now_ns(), t1, t2;
-                        write_word(drift[k].path, drift[k].foreign);
-                        t1 = now_ns();
-                        for (;;) {
-                                read_active(kfd, cur, sizeof(cur));
-                                if (strcmp(cur, drift[k].desired) == 0 || now_ns() - t0 >= 1000000000u)
-                                        break;
-                                wait_modify(ino, t0);
-                        }
-                        t2 = now_ns();
-                        lat[i] = t2 - t0;
-                        lat_ret[i] = t2 - t1;
-                        usleep(200); /* a drift, not a flood: keep below the inotify rate limit */
-                        drain(ino);  /* the events of this drift's two writes */
-                }
-                close(ino);
-                close(kfd);
-                qsort(lat, DRIFTS, sizeof(lat[0]), cmp_u64);
-                qsort(lat_ret, DRIFTS, sizeof(lat_ret[0]), cmp_u64);
-                printf("drift latency of %s over %d drifts, until the file reads the policy again:\n"
-                       "  from the foreign write() call:   min %.1f us, median %.1f us, p99 %.1f us, max "
-                       "%.1f us\n"
-                       "  from its return:                 min %.1f us, median %.1f us, p99 %.1f us, max "
-                       "%.1f us\n",
-                       strrchr(drift[k].path, '/') + 1, DRIFTS, lat[0] / 1e3, lat[DRIFTS / 2] / 1e3,
-                       lat[DRIFTS * 99 / 100] / 1e3, lat[DRIFTS - 1] / 1e3, lat_ret[0] / 1e3,
-                       lat_ret[DRIFTS / 2] / 1e3, lat_ret[DRIFTS * 99 / 100] / 1e3,
-                       lat_ret[DRIFTS - 1] / 1e3);
-        }
-        stop_daemon(pid);
+        if (!HAS_SYS_ADMIN(status_caps(getpid(), "CapEff:")))
+                printf("note: this bench has no CAP_SYS_ADMIN, so \"attribution on\" runs without it too\n");
+        print_loadavg("before the drift latency");
+        for (size_t k = 0; k < 2; k++)
+                compare_correctors(argv[1], floor_bin, drift[k].path, drift[k].foreign, drift[k].desired);
+        print_loadavg("after the drift latency");
 
         /*
          * Recheck cost, 1 s rechecks of a policy managing every top-level and
@@ -464,6 +710,7 @@ int main(int argc, char **argv) {
                "%.1f wakeups/s, %ld log lines\n",
                writes, (c1 - c0) / 1e7 / 10, (w1 - w0) / 10.0, lines - 1);
         stop_daemon(pid);
+        print_loadavg("at the end");
         printf("daemon logs in %s\n", dir);
         return 0;
 }
