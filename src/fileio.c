@@ -212,15 +212,15 @@ static int read_more(int fd, char *buf, size_t size, size_t *len) {
         return 0;
 }
 
-int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len) {
-        _cleanup_close_ int fd = -EBADF;
+/* Reads an open file whole into buf, NUL-terminated; closes fd. */
+static int read_whole(int fd, char *buf, size_t size, size_t *ret_len) {
+        _cleanup_close_ int owned = fd;
         size_t len = 0;
         int r;
 
-        fd = open_below(root, rel, O_RDONLY);
         if (fd < 0)
                 return fd;
-        r = read_more(fd, buf, size, &len);
+        r = read_more(owned, buf, size, &len);
         if (r < 0)
                 return r;
         if (r == 0)
@@ -228,6 +228,14 @@ int read_file_below(const char *root, const char *rel, char *buf, size_t size, s
         buf[len] = '\0';
         *ret_len = len;
         return 0;
+}
+
+int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret_len) {
+        return read_whole(open_beneath(dirfd, rel, O_RDONLY), buf, size, ret_len);
+}
+
+int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len) {
+        return read_whole(open_below(root, rel, O_RDONLY), buf, size, ret_len);
 }
 
 int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len) {
