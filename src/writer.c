@@ -47,7 +47,7 @@ static void read_cmdline(int dirfd, Writer *ret) {
 }
 
 int writer_lookup(const char *proc_root, pid_t pid, Writer *ret) {
-        _cleanup_close_ int dirfd = -EBADF;
+        _cleanup_close_ int rootfd = -EBADF, dirfd = -EBADF;
         char name[32], text[CGROUP_PATH_MAX * 2], path[CGROUP_PATH_MAX];
         struct stat st;
         size_t len;
@@ -58,7 +58,10 @@ int writer_lookup(const char *proc_root, pid_t pid, Writer *ret) {
         if (pid <= 0)
                 return 0;
         snprintf(name, sizeof(name), "%d", (int)pid);
-        dirfd = open_below(proc_root, name, O_RDONLY | O_DIRECTORY);
+        rootfd = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return -errno;
+        dirfd = open_beneath(rootfd, name, O_RDONLY | O_DIRECTORY);
         if (dirfd < 0) {
                 if (gone(dirfd)) {
                         ret->exited = true;
