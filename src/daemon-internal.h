@@ -24,6 +24,7 @@
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
 #include "thpguard/watch.h"
+#include "thpguard/writer-feed.h"
 #include "thpguard/writer.h"
 
 /* What the daemon keeps per managed knob, across rechecks and reloads. */
@@ -81,8 +82,9 @@ typedef struct Daemon {
         int metrics_error; /* the write error already logged; 0 when none */
         bool stopped;
 
-        /* Writer attribution: -1 when fanotify_init() was refused. */
+        /* Writer attribution: the group until the feed takes it; no feed when it is off. */
         int writer_events_fd;
+        WriterFeed *writer_feed;
         sd_event_source *writer_source;
         EventRateLimit writer_ratelimit;
         pid_t self_pid;
@@ -112,7 +114,7 @@ int daemon_setup_reload(Daemon *d);
 int daemon_setup_writer_events(Daemon *d);
 int daemon_setup_writer_source(Daemon *d);
 void daemon_writers_mark(Daemon *d, size_t i);
-const Writer *daemon_writer_of(Daemon *d, size_t i);
+const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t);
 void daemon_writer_forget(Daemon *d, size_t i);
 void daemon_writers_free(Daemon *d);
 

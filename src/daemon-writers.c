@@ -1,46 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Who wrote a knob. A fanotify group marks every managed knob file; each
- * event names the writing process, which is looked up in /proc at once,
- * before it can exit, and kept as the knob's last writer. The records that
- * a drift produces (correction, failure, audit drift, fight) name that
- * writer. The correction itself never waits for any of this: the group is
- * read after the write, when the record is made, and otherwise by its own
- * event source at a lower priority than the knobs' inotify watch.
+ * event names the writing process, which a thread of its own looks up in
+ * /proc at once, before it can exit (writer-feed.h), while the loop
+ * corrects. The records that a drift produces (correction, failure, audit
+ * drift, fight) name the knob's last writer. The correction never waits
+ * for any of this: the loop takes the lookups only when it writes the
+ * record, after the correction's write.
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon-internal.h"
 #include "thpguard/capability.h"
 #include "thpguard/writer-events.h"
 
-/* A writer in a loop makes an event per write; one lookup batch per wakeup is plenty. */
+/* The writers' results wake the loop at most this often; a record takes them itself. */
 #define WRITER_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
 #define WRITER_RATELIMIT_BURST         50
-/* Reads per drain: a flat-out writer must not hold the loop. */
-#define WRITER_DRAIN_READS 4
+/*
+ * How long a record waits for the lookups in flight. A lookup takes tens
+ * of microseconds; one stuck on a process whose memory is locked must not
+ * hold the loop.
+ */
+#define WRITER_SETTLE_USEC (20 * USEC_PER_MSEC)
+/* How long a record of an inotify-seen drift waits for its writer's event to be queued at all. */
+#define WRITER_LATE_EVENT_USEC (2 * USEC_PER_MSEC)
 
-static size_t knob_of_event(Daemon *d, int fd) {
-        struct stat st;
-
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return SIZE_MAX;
+static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (d->knobs[i].marked_opened && d->knobs[i].marked_dev == st.st_dev &&
-                    d->knobs[i].marked_ino == st.st_ino)
+                if (d->knobs[i].marked_opened && d->knobs[i].marked_dev == dev &&
+                    d->knobs[i].marked_ino == ino)
                         return i;
         return SIZE_MAX;
-}
-
-static void note_overflow(Daemon *d) {
-        if (d->writer_overflow_logged)
-                return;
-        d->writer_overflow_logged = true;
-        log_plain(&d->log, LOG_WARNING,
-                  "the fanotify queue overflowed: some writes were not attributed to their writer");
 }
 
 static void note_write(Daemon *d, size_t i, const Writer *w) {
@@ -53,59 +46,54 @@ static void note_write(Daemon *d, size_t i, const Writer *w) {
         d->metrics_dirty = true;
 }
 
-/* Reads what the group has queued; never blocks. */
+/* Takes the lookups done so far; never blocks. */
 static void drain(Daemon *d) {
-        char buf[4096] __attribute__((aligned(8)));
-        Writer *cached = NULL;
-        Writer lookup;
+        WriterSeen seen;
 
-        if (d->writer_events_fd < 0)
-                return;
-        for (unsigned reads = 0; reads < WRITER_DRAIN_READS; reads++) {
-                WriterEvent ev;
-                size_t offset = 0;
-                ssize_t n;
-                int r;
+        while (writer_feed_pop(d->writer_feed, &seen)) {
+                size_t i = knob_of_file(d, seen.dev, seen.ino);
 
-                n = read(d->writer_events_fd, buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return;
-                while ((r = writer_events_next(buf, (size_t)n, &offset, &ev)) > 0) {
-                        size_t i;
-
-                        if (ev.overflow) {
-                                note_overflow(d);
-                                continue;
-                        }
-                        i = knob_of_event(d, ev.fd);
-                        if (ev.fd >= 0)
-                                close(ev.fd);
-                        /* Our own corrections are writes too; they are never foreign. */
-                        if (i == SIZE_MAX || ev.pid == d->self_pid)
-                                continue;
-                        /* One lookup per writer and batch: a loop's events name the same pid. */
-                        if (!cached || cached->pid != ev.pid) {
-                                if (writer_lookup(d->proc_root, ev.pid, &lookup) < 0)
-                                        lookup = (Writer){ .pid = ev.pid, .exited = true };
-                                cached = &lookup;
-                        }
-                        note_write(d, i, cached);
-                }
+                if (i != SIZE_MAX)
+                        note_write(d, i, &seen.writer);
+        }
+        if (writer_feed_take_overflow(d->writer_feed) && !d->writer_overflow_logged) {
+                d->writer_overflow_logged = true;
+                log_plain(&d->log, LOG_WARNING,
+                          "writes came faster than they could be looked up: some were not attributed "
+                          "to their writer");
         }
 }
 
-const Writer *daemon_writer_of(Daemon *d, size_t i) {
+/* Every lookup of the events queued so far, then taken. */
+static void settle_and_drain(Daemon *d) {
+        (void)writer_feed_settle(d->writer_feed, WRITER_SETTLE_USEC);
         drain(d);
+}
+
+const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t) {
+        uint64_t pushed;
+
+        if (!d->writer_feed)
+                return NULL;
+        pushed = writer_feed_pushed(d->writer_feed);
+        settle_and_drain(d);
+        /*
+         * An inotify event means a write just happened, so its fanotify event
+         * is due: wait for it a little. Other triggers may find drift that no
+         * event will ever name (written before we started, or through another
+         * sysfs): no waiting for them.
+         */
+        if (t == TRIGGER_INOTIFY && !d->knobs[i].writer_fresh &&
+            writer_feed_wait_result(d->writer_feed, pushed, WRITER_LATE_EVENT_USEC))
+                settle_and_drain(d);
         return d->knobs[i].writer_fresh ? &d->knobs[i].writer : NULL;
 }
 
 void daemon_writer_forget(Daemon *d, size_t i) {
-        if (d->writer_events_fd < 0)
+        if (!d->writer_feed)
                 return;
         /* A write of the policy's own value is no drift: its writer must not be blamed for a later one. */
-        drain(d);
+        settle_and_drain(d);
         d->knobs[i].writer_fresh = false;
 }
 
@@ -114,14 +102,14 @@ void daemon_writers_mark(Daemon *d, size_t i) {
         struct stat st;
         int r;
 
-        if (d->writer_events_fd < 0 || rt->file.fd < 0 || rt->marked_opened == rt->file.opened)
+        if (!d->writer_feed || rt->file.fd < 0 || rt->marked_opened == rt->file.opened)
                 return;
         rt->marked_opened = rt->file.opened;
         if (fstat(rt->file.fd, &st) < 0) {
                 rt->marked_opened = 0;
                 return;
         }
-        r = writer_events_mark(d->writer_events_fd, rt->file.fd);
+        r = writer_events_mark(writer_feed_group_fd(d->writer_feed), rt->file.fd);
         if (r < 0) {
                 LogField f[] = { { "THPGUARD_KNOB", rt->path } };
 
@@ -139,6 +127,7 @@ static int on_writer_events(sd_event_source *s, int fd, uint32_t revents, void *
 
         if (event_ratelimit_over(&d->writer_ratelimit))
                 return 0;
+        writer_feed_clear_ready(d->writer_feed);
         drain(d);
         daemon_metrics_update(d);
         return 0;
@@ -170,23 +159,30 @@ int daemon_setup_writer_source(Daemon *d) {
 
         if (d->writer_events_fd < 0)
                 return 0;
-        r = sd_event_add_io(d->event, &d->writer_source, d->writer_events_fd, EPOLLIN, on_writer_events, d);
+        /* After the capabilities are gone: the thread inherits the loop's. */
+        r = writer_feed_new(d->writer_events_fd, d->proc_root, d->self_pid, &d->writer_feed);
+        d->writer_events_fd = -1; /* the feed's, even on failure */
         if (r < 0)
-                return log_error_errno(&d->log, r, "cannot add the writer events to the event loop");
-        /* After the knobs' watch: a correction goes first, its writer is named just after. */
+                return log_error_errno(&d->log, r, "cannot start the writer lookups' thread");
+        r = sd_event_add_io(d->event, &d->writer_source, writer_feed_ready_fd(d->writer_feed), EPOLLIN,
+                            on_writer_events, d);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot add the writer lookups to the event loop");
+        /* After the knobs' watch: a correction goes first. */
         r = sd_event_source_set_priority(d->writer_source, SD_EVENT_PRIORITY_NORMAL + 1);
         if (r < 0)
-                return log_error_errno(&d->log, r, "cannot set the writer events' priority");
+                return log_error_errno(&d->log, r, "cannot set the writer lookups' priority");
         r = event_ratelimit_init(&d->writer_ratelimit, d->writer_source, WRITER_RATELIMIT_INTERVAL_USEC,
                                  WRITER_RATELIMIT_BURST);
         if (r < 0)
-                return log_error_errno(&d->log, r, "cannot rate-limit the writer events");
+                return log_error_errno(&d->log, r, "cannot rate-limit the writer lookups");
         return 0;
 }
 
 void daemon_writers_free(Daemon *d) {
         event_ratelimit_done(&d->writer_ratelimit);
         event_source_disable_unref(d->writer_source);
+        d->writer_feed = writer_feed_free(d->writer_feed);
         if (d->writer_events_fd >= 0)
                 close(d->writer_events_fd);
         d->writer_events_fd = -1;

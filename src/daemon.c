@@ -105,7 +105,7 @@ static void describe_cause(const char *trigger, const Writer *w, char *buf, size
 
 static void log_correction(Daemon *d, size_t i, const EnforceOutcome *o, Trigger t) {
         const PolicyKnob *k = &d->policy->knobs[i];
-        const Writer *w = daemon_writer_of(d, i);
+        const Writer *w = daemon_writer_of(d, i, t);
         const char *result = o->action == ENFORCE_CORRECTED ? "corrected"
                              : o->action == ENFORCE_AUDIT   ? "audit"
                                                             : "failed";
@@ -169,9 +169,9 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 static void arm_backoff_timer(Daemon *d);
 static void rearm_recheck(Daemon *d);
 
-static void log_fight_begins(Daemon *d, size_t i, const char *foreign) {
+static void log_fight_begins(Daemon *d, size_t i, const char *foreign, Trigger t) {
         const PolicyKnob *k = &d->policy->knobs[i];
-        const Writer *w = daemon_writer_of(d, i);
+        const Writer *w = daemon_writer_of(d, i, t);
         char cause[WRITER_LABEL_MAX + WRITER_EXE_MAX + 64];
         WriterFields wf;
 
@@ -243,7 +243,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
          */
         if (o.written && fight_note_correction(&rt->fight, &d->fight_config, now, o.before.actual)) {
                 rt->fights++;
-                log_fight_begins(d, i, o.before.actual);
+                log_fight_begins(d, i, o.before.actual, t);
                 arm_backoff_timer(d);
         }
         return o.action == ENFORCE_CORRECTED;
@@ -676,14 +676,15 @@ int daemon_start(Daemon *d) {
         r = setup_exit_signals(d);
         if (r >= 0)
                 r = daemon_setup_reload(d);
+        /* Before the first check, which opens and marks the knob files. */
+        if (r >= 0)
+                r = daemon_setup_writer_source(d);
         if (r < 0)
                 return r;
 
         corrected = daemon_check_all(d, TRIGGER_STARTUP);
 
         r = setup_knob_watch(d);
-        if (r >= 0)
-                r = daemon_setup_writer_source(d);
         if (r >= 0)
                 r = setup_recheck_timer(d);
         if (r >= 0)
