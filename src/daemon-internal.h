@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * The daemon's state, shared by its three files: daemon.c (setup, the knob
- * checks and their triggers), daemon-reload.c (the policy and its reloads)
- * and daemon-metrics.c (the metrics file and its rate limit). Not for any
+ * The daemon's state, shared by its files: daemon.c (setup, the knob checks
+ * and their triggers), daemon-reload.c (the policy and its reloads),
+ * daemon-metrics.c (the metrics file and its rate limit) and
+ * daemon-writers.c (who wrote a knob: fanotify and /proc). Not for any
  * other module: they take plain arguments, not a Daemon.
  */
 
@@ -24,6 +25,8 @@
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
 #include "thpguard/watch.h"
+#include "thpguard/writer-feed.h"
+#include "thpguard/writer.h"
 
 /* What the daemon keeps per managed knob, across rechecks and reloads. */
 typedef struct TrackedKnob {
@@ -37,6 +40,14 @@ typedef struct TrackedKnob {
         uint64_t corrections[_TRIGGER_MAX];
         uint64_t failures;
         uint64_t fights;
+
+        /* Who writes it (daemon-writers.c). */
+        unsigned marked_opened; /* file.opened when its inode was marked; 0: not marked */
+        dev_t marked_dev;
+        ino_t marked_ino;
+        Writer writer;     /* the last foreign writer seen */
+        bool writer_fresh; /* seen since the knob last read compliant */
+        WriterTallies writes;
 } TrackedKnob;
 
 typedef struct Daemon {
@@ -72,6 +83,14 @@ typedef struct Daemon {
         int metrics_error;            /* the write error already logged; 0 when none */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         bool stopped;
+
+        /* Writer attribution: the group until the feed takes it; no feed when it is off. */
+        int writer_events_fd;
+        WriterFeed *writer_feed;
+        sd_event_source *writer_source;
+        EventRateLimit writer_ratelimit;
+        pid_t self_pid;
+        bool writer_overflow_logged;
 } Daemon;
 
 /* daemon.c */
@@ -92,6 +111,14 @@ int daemon_load_policy(Daemon *d, Diag *diag, Policy **ret);
 void daemon_log_diag(Daemon *d, const Diag *diag);
 void daemon_schedule_reload(Daemon *d, uint64_t delay);
 int daemon_setup_reload(Daemon *d);
+
+/* daemon-writers.c */
+int daemon_setup_writer_events(Daemon *d);
+int daemon_setup_writer_source(Daemon *d);
+void daemon_writers_mark(Daemon *d, size_t i);
+const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t);
+void daemon_writer_forget(Daemon *d, size_t i);
+void daemon_writers_free(Daemon *d);
 
 /* daemon-metrics.c */
 const char *daemon_metrics_path(const Daemon *d);

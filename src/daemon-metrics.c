@@ -10,7 +10,6 @@
 
 #include "daemon-internal.h"
 #include "thpguard/metrics.h"
-#include "thpguard/path.h"
 
 /* The metrics file is rewritten after corrections and rechecks, at most this often. */
 #define METRICS_MIN_INTERVAL_USEC USEC_PER_SEC
@@ -53,6 +52,7 @@ void daemon_metrics_write(Daemon *d) {
                                 .supported = !(rt->state_known && rt->state == KNOB_STATE_UNSUPPORTED),
                                 .failures = rt->failures,
                                 .fights = rt->fights,
+                                .writes = d->writer_feed ? &rt->writes : NULL,
                         };
                         memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
                 }
@@ -105,14 +105,6 @@ static int on_metrics_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 int daemon_setup_metrics(Daemon *d) {
         int r;
 
-        /*
-         * The one place the metrics' proc root is built. In a pod /proc is the
-         * pod's own, but meminfo and vmstat are node-wide there too (unless
-         * lxcfs is mounted over meminfo; then AnonHugePages is the pod's).
-         */
-        r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
-        if (r < 0)
-                return log_error_errno(&d->log, r, "cannot build the path of /proc");
         r = sd_event_add_time(d->event, &d->metrics_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 10,
                               on_metrics_timer, d);
         if (r >= 0)

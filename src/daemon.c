@@ -18,6 +18,7 @@
 #include "daemon-internal.h"
 #include "thpguard/compliance.h"
 #include "thpguard/message-ids.h"
+#include "thpguard/path.h"
 
 /*
  * A writer looping flat out raises IN_MODIFY as fast as it writes. Past this
@@ -78,6 +79,7 @@ static int tracked_knobs_new(const Policy *p, const FightConfig *fc, const Track
                         memcpy(k[i].corrections, old[j].corrections, sizeof(k[i].corrections));
                         k[i].failures = old[j].failures;
                         k[i].fights = old[j].fights;
+                        k[i].writes = old[j].writes;
                         fight_carry_over(&k[i].fight, fc, &old[j].fight, old_fc->threshold);
                 }
         }
@@ -89,11 +91,28 @@ PolicyMode daemon_mode(const Daemon *d) {
         return d->options->audit ? POLICY_MODE_AUDIT : d->policy->mode;
 }
 
-static void log_correction(Daemon *d, const PolicyKnob *k, const EnforceOutcome *o, Trigger t) {
+/* " (inotify; written by tuned.service, pid 812, /usr/sbin/tuned)", or " (inotify)". */
+static void describe_cause(const char *trigger, const Writer *w, char *buf, size_t size) {
+        char who[WRITER_LABEL_MAX + WRITER_EXE_MAX + 32];
+
+        if (!w) {
+                snprintf(buf, size, "%s", trigger);
+                return;
+        }
+        writer_describe(w, who, sizeof(who));
+        snprintf(buf, size, "%s%swritten by %s", trigger, trigger[0] ? "; " : "", who);
+}
+
+static void log_correction(Daemon *d, size_t i, const EnforceOutcome *o, Trigger t) {
+        const PolicyKnob *k = &d->policy->knobs[i];
+        const Writer *w = daemon_writer_of(d, i, t);
         const char *result = o->action == ENFORCE_CORRECTED ? "corrected"
                              : o->action == ENFORCE_AUDIT   ? "audit"
                                                             : "failed";
-        char errno_str[16], why[256];
+        char errno_str[16], why[256], cause[WRITER_LABEL_MAX + WRITER_EXE_MAX + 64];
+        WriterFields wf;
+
+        writer_fields(w, &wf);
         LogField f[] = {
                 { "THPGUARD_KNOB", k->path },
                 { "THPGUARD_OBSERVED", o->before.actual },
@@ -101,25 +120,26 @@ static void log_correction(Daemon *d, const PolicyKnob *k, const EnforceOutcome 
                 { "THPGUARD_TRIGGER", trigger_to_string(t) },
                 { "THPGUARD_RESULT", result },
                 { "THPGUARD_ERRNO", o->action == ENFORCE_FAILED ? errno_str : NULL },
+                WRITER_FIELDS(wf),
         };
 
+        describe_cause(trigger_to_string(t), w, cause, sizeof(cause));
         switch (o->action) {
         case ENFORCE_CORRECTED:
                 log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_CORRECTED, f, ELEMENTSOF(f),
-                          "corrected %s: %s -> %s (%s)", k->path, o->before.actual, k->desired,
-                          trigger_to_string(t));
+                          "corrected %s: %s -> %s (%s)", k->path, o->before.actual, k->desired, cause);
                 break;
         case ENFORCE_AUDIT:
                 log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_AUDIT_DRIFT, f, ELEMENTSOF(f),
                           "drift on %s: %s, policy wants %s (audit mode, not corrected; %s)", k->path,
-                          o->before.actual, k->desired, trigger_to_string(t));
+                          o->before.actual, k->desired, cause);
                 break;
         case ENFORCE_FAILED:
                 snprintf(errno_str, sizeof(errno_str), "%d", o->error);
                 enforce_describe_failure(o, why, sizeof(why));
                 log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_CORRECTION_FAILED, f, ELEMENTSOF(f),
                           "failed to correct %s: %s -> %s (%s): %s", k->path, o->before.actual, k->desired,
-                          trigger_to_string(t), why);
+                          cause, why);
                 break;
         case ENFORCE_NONE:
                 break;
@@ -149,6 +169,28 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 static void arm_backoff_timer(Daemon *d);
 static void rearm_recheck(Daemon *d);
 
+static void log_fight_begins(Daemon *d, size_t i, const char *foreign, Trigger t) {
+        const PolicyKnob *k = &d->policy->knobs[i];
+        const Writer *w = daemon_writer_of(d, i, t);
+        char cause[WRITER_LABEL_MAX + WRITER_EXE_MAX + 64];
+        WriterFields wf;
+
+        writer_fields(w, &wf);
+        LogField f[] = {
+                { "THPGUARD_KNOB", k->path },
+                { "THPGUARD_OBSERVED", foreign },
+                { "THPGUARD_DESIRED", k->desired },
+                WRITER_FIELDS(wf),
+        };
+
+        describe_cause("", w, cause, sizeof(cause));
+        log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
+                  "writer fight on %s: another writer keeps setting %s (more than %u corrections in %us); "
+                  "backing off%s%s%s",
+                  k->path, foreign, d->fight_config.threshold, d->policy->fight_window_sec, w ? " (" : "",
+                  cause, w ? ")" : "");
+}
+
 /* Enforces one knob and logs what happened. True if it was corrected, or drifted in audit mode. */
 static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
         TrackedKnob *rt = &d->knobs[i];
@@ -156,6 +198,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
         EnforceOutcome o;
 
         enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, daemon_mode(d), &o);
+        daemon_writers_mark(d, i);
         note_state(d, i, &o.before);
         if (o.action != ENFORCE_NONE)
                 d->metrics_dirty = true;
@@ -165,19 +208,20 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
                 if (o.before.state == KNOB_STATE_OK) {
                         rt->reported_errno = 0;
                         rt->reported[0] = '\0';
+                        daemon_writer_forget(d, i);
                 }
                 return false;
         case ENFORCE_AUDIT:
                 /* Report a drift once, not at every recheck while it lasts. */
                 if (strcmp(rt->reported, o.before.actual) != 0)
-                        log_correction(d, k, &o, t);
+                        log_correction(d, i, &o, t);
                 snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
                 return true;
         case ENFORCE_FAILED:
                 rt->failures++;
                 /* No storm: the same failure on the same value is logged once. */
                 if (rt->reported_errno != o.error || strcmp(rt->reported, o.before.actual) != 0)
-                        log_correction(d, k, &o, t);
+                        log_correction(d, i, &o, t);
                 rt->reported_errno = o.error;
                 snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
                 break;
@@ -187,7 +231,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
                 rt->reported_errno = 0;
                 rt->reported[0] = '\0';
                 rt->state = KNOB_STATE_OK;
-                log_correction(d, k, &o, t);
+                log_correction(d, i, &o, t);
                 break;
         }
 
@@ -198,15 +242,8 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
          * which without this would loop.
          */
         if (o.written && fight_note_correction(&rt->fight, &d->fight_config, now, o.before.actual)) {
-                LogField f[] = { { "THPGUARD_KNOB", k->path },
-                                 { "THPGUARD_OBSERVED", o.before.actual },
-                                 { "THPGUARD_DESIRED", k->desired } };
                 rt->fights++;
-                log_event(
-                    &d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
-                    "writer fight on %s: another writer keeps setting %s (more than %u corrections in %us); "
-                    "backing off",
-                    k->path, o.before.actual, d->fight_config.threshold, d->policy->fight_window_sec);
+                log_fight_begins(d, i, o.before.actual, t);
                 arm_backoff_timer(d);
         }
         return o.action == ENFORCE_CORRECTED;
@@ -548,6 +585,7 @@ static int setup_backoff_timer(Daemon *d) {
 Daemon *daemon_free(Daemon *d) {
         if (!d)
                 return NULL;
+        daemon_writers_free(d);
         event_ratelimit_done(&d->thp_ratelimit);
         event_source_disable_unref(d->thp_source);
         event_source_disable_unref(d->config_source);
@@ -578,6 +616,7 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                 return log_error_errno(log, -ENOMEM, "cannot allocate the daemon");
         d->options = o;
         d->log = *log;
+        d->writer_events_fd = -1;
 
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
@@ -592,6 +631,17 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = watches_new(&d->watches);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the inotify instance for the knobs");
+        /*
+         * The one place the daemon's proc root is built, for the writers and
+         * the metrics. In a pod, /proc is the pod's: meminfo and vmstat are
+         * node-wide there too, but only a pod with hostPID sees the writers.
+         */
+        r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot build the path of /proc");
+        r = daemon_setup_writer_events(d);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -622,6 +672,9 @@ int daemon_start(Daemon *d) {
         r = setup_exit_signals(d);
         if (r >= 0)
                 r = daemon_setup_reload(d);
+        /* Before the first check, which opens and marks the knob files. */
+        if (r >= 0)
+                r = daemon_setup_writer_source(d);
         if (r < 0)
                 return r;
 

@@ -235,6 +235,15 @@ int read_file_below(const char *root, const char *rel, char *buf, size_t size, s
         return read_fd(fd, buf, size, ret_len);
 }
 
+int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret_len) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = open_beneath(dirfd, rel, O_RDONLY);
+        if (fd < 0)
+                return fd;
+        return read_fd(fd, buf, size, ret_len);
+}
+
 int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;

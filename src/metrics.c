@@ -117,6 +117,21 @@ static void render_knobs(const MetricsSnapshot *s, FILE *f) {
         for (size_t i = 0; i < s->n_knobs; i++)
                 sample(f, "thpguard_writer_fights_total", "knob", s->knobs[i].knob, NULL, NULL,
                        s->knobs[i].fights);
+
+        family(f, "thpguard_foreign_writes_total", "counter",
+               "Writes to the knob by other processes, by writer: its systemd unit, else its comm. "
+               "The first 16 writers of a knob have their own series, the rest count as \"other\". "
+               "Back-to-back writes by one process may count once. Absent when attribution is off.");
+        for (size_t i = 0; i < s->n_knobs; i++) {
+                const WriterTallies *w = s->knobs[i].writes;
+
+                for (size_t j = 0; w && j < w->n; j++)
+                        sample(f, "thpguard_foreign_writes_total", "knob", s->knobs[i].knob, "writer",
+                               w->top[j].label, w->top[j].writes);
+                if (w && w->other)
+                        sample(f, "thpguard_foreign_writes_total", "knob", s->knobs[i].knob, "writer",
+                               WRITER_TALLY_OTHER, w->other);
+        }
 }
 
 static void render_kernel(const MetricsKernel *k, FILE *f) {
@@ -412,8 +427,6 @@ int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
 
 /* /proc/PID/stat is about 350 bytes; this bounds a planted one. */
 #define STAT_READ_MAX 4096
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 static int read_stat(const char *proc_root, uint64_t pid, ProcStat *ret) {
         char rel[32], buf[STAT_READ_MAX];

@@ -118,7 +118,7 @@ static int handle_open(const Sysfs *s, const char *knob, SysfsHandle *h) {
 
         fd = knob_open(s, knob, O_RDWR);
         if (fd >= 0) {
-                *h = (SysfsHandle){ .fd = fd, .writable = true };
+                *h = (SysfsHandle){ .fd = fd, .writable = true, .opened = h->opened + 1 };
                 return 0;
         }
         if (fd != -EROFS && fd != -EACCES && fd != -EPERM)
@@ -126,14 +126,14 @@ static int handle_open(const Sysfs *s, const char *knob, SysfsHandle *h) {
         fd = knob_open(s, knob, O_RDONLY);
         if (fd < 0)
                 return fd;
-        *h = (SysfsHandle){ .fd = fd, .writable = false };
+        *h = (SysfsHandle){ .fd = fd, .writable = false, .opened = h->opened + 1 };
         return 0;
 }
 
 void sysfs_handle_close(SysfsHandle *h) {
         if (h->fd >= 0)
                 close(h->fd);
-        *h = SYSFS_HANDLE_CLOSED;
+        *h = (SysfsHandle){ .fd = -1, .opened = h->opened };
 }
 
 bool sysfs_handle_is_stale(const Sysfs *s, const char *knob, const SysfsHandle *h) {

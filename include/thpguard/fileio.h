@@ -41,5 +41,8 @@ int read_fd(int fd, char *buf, size_t size, size_t *ret_len);
 /* read_fd() of root/rel. */
 int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len);
 
+/* The same for rel below the directory dirfd (an fd of /proc/PID, say). */
+int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret_len);
+
 /* The same into a heap buffer grown up to max bytes; *ret is the caller's to free. */
 int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len);

@@ -17,6 +17,7 @@
 
 #include "thpguard/procfs.h"
 #include "thpguard/trigger.h"
+#include "thpguard/writer.h"
 
 #define METRICS_UNKNOWN UINT64_MAX
 
@@ -31,6 +32,7 @@ typedef struct MetricsKnob {
         uint64_t corrections[_TRIGGER_MAX];
         uint64_t failures;
         uint64_t fights;
+        const WriterTallies *writes; /* foreign writes by writer; NULL when attribution is off */
 } MetricsKnob;
 
 /* Node-wide figures from the kernel; METRICS_UNKNOWN (or n_vmstat 0) when not read. */

@@ -56,6 +56,7 @@ int sysfs_write(const Sysfs *s, const char *knob, const char *value);
 typedef struct SysfsHandle {
         int fd;
         bool writable;
+        unsigned opened; /* times opened, kept across closes: a new value means a new open file */
 } SysfsHandle;
 
 #define SYSFS_HANDLE_CLOSED ((SysfsHandle){ .fd = -1 })

@@ -43,9 +43,11 @@ journalctl --flush 2>/dev/null || true
 [ ! -s "$TMP/daemon.log" ] || { cat "$TMP/daemon.log"; fail "events went to stderr with --log-target=journal"; }
 
 journalctl -o json --no-pager SYSLOG_IDENTIFIER=thpguardd THPGUARD_KNOB=enabled >"$TMP/entries.json"
-python3 - "$TMP/entries.json" <<'PY'
+# The inotify drift was this shell's own write (thp_set): the writer named is us.
+python3 - "$TMP/entries.json" "$$" <<'PY'
 import json, sys
 entries = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+shell_pid = sys.argv[2]
 def find(trigger, observed):
     for e in reversed(entries):
         if e.get("THPGUARD_TRIGGER") == trigger and e.get("THPGUARD_OBSERVED") == observed:
@@ -53,8 +55,20 @@ def find(trigger, observed):
     sys.exit(f"FAIL: no journal entry for trigger={trigger} observed={observed}; have {len(entries)} entries")
 for trigger, observed in (("startup", "always"), ("inotify", "never")):
     e = find(trigger, observed)
+    message = f"corrected enabled: {observed} -> madvise ({trigger})"
+    if trigger == "inotify":
+        message = f"corrected enabled: {observed} -> madvise (inotify; written by bash, pid {shell_pid}, "
+        if not e.get("MESSAGE", "").startswith(message):
+            sys.exit(f"FAIL: MESSAGE={e.get('MESSAGE')!r}, want it to start {message!r}")
+        for k, v in (("THPGUARD_WRITER", "bash"), ("THPGUARD_WRITER_PID", shell_pid),
+                     ("THPGUARD_WRITER_COMM", "bash"), ("THPGUARD_WRITER_UID", "0")):
+            if e.get(k) != v:
+                sys.exit(f"FAIL: {k}={e.get(k)!r}, want {v!r}")
+        if not e.get("THPGUARD_WRITER_CGROUP", "").startswith("/"):
+            sys.exit(f"FAIL: THPGUARD_WRITER_CGROUP={e.get('THPGUARD_WRITER_CGROUP')!r}")
+        message = e["MESSAGE"]
     want = {
-        "MESSAGE": f"corrected enabled: {observed} -> madvise ({trigger})",
+        "MESSAGE": message,
         "MESSAGE_ID": "5b0a3c7e2f8d4e61a9c4d2b7f1e08a31",
         "PRIORITY": "5",
         "THPGUARD_KNOB": "enabled",

@@ -15,7 +15,7 @@ write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { enabled = "never"; };'
 kill -HUP "$DAEMON_PID"
 thp_wait_for enabled never 2 || fail "the new policy did not take effect"
-wait_log 'corrected enabled: madvise -> never \(reload\).*trigger=reload'
+wait_log 'corrected enabled: madvise -> never \(reload(; written by [^)]*)?\).*trigger=reload'
 wait_log 'msg="policy reloaded from'
 
 # SIGHUP with an invalid policy: the old one is kept and still enforced, one error logged.

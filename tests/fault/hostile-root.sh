@@ -128,7 +128,7 @@ wait_log "level=warn msg=\"khugepaged/pages_to_scan is error: cannot read: $SYML
 wait_log "level=warn msg=\"khugepaged/defrag is error: cannot read: $SPECIAL; skipping it\"" 5
 wait_log 'msg="corrected use_zero_page: 1 -> 0 \(startup\)"' 5
 echo 1 >"$T/use_zero_page"
-wait_log 'msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)\)"' 5
+wait_log 'msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)(; written by [^)]*)?\)"' 5
 # Two rechecks: the refusals are not logged again.
 sleep 2.5
 kill -0 "$DAEMON_PID" || fail "the daemon died"

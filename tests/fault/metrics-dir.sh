@@ -35,7 +35,7 @@ as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$1"; }
 # drift_corrected N: a drift of use_zero_page is corrected: N corrections
 # since startup, by inotify or, should the queue overflow on a busy machine,
 # by the recheck.
-CORRECTED='msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)\)"'
+CORRECTED='msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)(; written by [^)]*)?\)"'
 drift_corrected() {
         echo 1 >"$T/use_zero_page"
         wait_until 5 log_count_ge "$CORRECTED" "$1" && return 0

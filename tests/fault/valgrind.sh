@@ -49,7 +49,7 @@ for ((i = 1; i <= CORRECTIONS; i++)); do
         fi
 done
 # Counted by any trigger: under valgrind the 2 s recheck sometimes reaches a drift first.
-n=$(log_count 'msg="corrected (enabled|defrag): [a-z]+ -> madvise \((inotify|recheck)\)')
+n=$(log_count 'msg="corrected (enabled|defrag): [a-z]+ -> madvise \((inotify|recheck)(; written by [^)]*)?\)')
 echo "$CORRECTIONS drifts in $((SECONDS - t0)) s: $n corrections"
 [ "$n" -ge "$CORRECTIONS" ] || fail "$n corrections for $CORRECTIONS drifts"
 

@@ -57,6 +57,7 @@ static void test_exact(void **state) {
         k[1].supported = false;
         k[1].failures = 4;
         k[1].fights = 5;
+        k[0].writes = &(WriterTallies){ .top = { { "tuned.service", 3 }, { "sh", 1 } }, .n = 2, .other = 2 };
         text = render(&s);
         assert_string_equal(
             text,
@@ -99,6 +100,14 @@ static void test_exact(void **state) {
             "# TYPE thpguard_writer_fights_total counter\n"
             "thpguard_writer_fights_total{knob=\"enabled\"} 0\n"
             "thpguard_writer_fights_total{knob=\"hugepages-64kB/enabled\"} 5\n"
+            "# HELP thpguard_foreign_writes_total Writes to the knob by other processes, by writer: its "
+            "systemd unit, else its comm. The first 16 writers of a knob have their own series, the rest "
+            "count as \"other\". Back-to-back writes by one process may count once. Absent when "
+            "attribution is off.\n"
+            "# TYPE thpguard_foreign_writes_total counter\n"
+            "thpguard_foreign_writes_total{knob=\"enabled\",writer=\"tuned.service\"} 3\n"
+            "thpguard_foreign_writes_total{knob=\"enabled\",writer=\"sh\"} 1\n"
+            "thpguard_foreign_writes_total{knob=\"enabled\",writer=\"other\"} 2\n"
             "# HELP thpguard_last_correction_timestamp_seconds Unix time of the last correction since "
             "thpguardd started; 0 if none.\n"
             "# TYPE thpguard_last_correction_timestamp_seconds gauge\n"

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The process that wrote a knob, as fanotify names it (a pid) and /proc
+ * describes it: comm, executable, command line, uid, cgroup and from that
+ * the systemd unit or Kubernetes pod. Every string is escaped to printable
+ * ASCII: a writer chooses its own comm and argv.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "thpguard/cgroup.h"
+#include "thpguard/log.h"
+
+#define WRITER_COMM_MAX    72 /* 15 bytes, up to 4 characters each once escaped */
+#define WRITER_EXE_MAX     512
+#define WRITER_CMDLINE_MAX 256
+#define WRITER_LABEL_MAX   128
+
+typedef struct Writer {
+        pid_t pid;   /* 0: a process outside our PID namespace, which the kernel does not name */
+        bool exited; /* gone before it could be looked up: only pid is known */
+        bool uid_known;
+        uid_t uid;                        /* the effective uid: the owner of /proc/PID */
+        char comm[WRITER_COMM_MAX];       /* "" if unknown */
+        char exe[WRITER_EXE_MAX];         /* "" where the kernel does not show it to us */
+        char cmdline[WRITER_CMDLINE_MAX]; /* argv joined by spaces, "..." if cut */
+        char cgroup[CGROUP_PATH_MAX];     /* "" if unknown */
+        CgroupOwner owner;
+} Writer;
+
+/*
+ * Looks pid up below proc_root. A process that is gone gives a Writer with
+ * exited set and 0, as does one that went away between the reads (each read
+ * goes through the one /proc/PID directory fd, which the kernel does not hand
+ * to a new process that reuses the pid). -errno only for a proc_root that
+ * cannot be opened.
+ */
+int writer_lookup(const char *proc_root, pid_t pid, Writer *ret);
+
+/*
+ * What the writer is called in metrics and for grouping: the systemd unit,
+ * else the comm, else "pid N", else "unknown".
+ */
+void writer_label(const Writer *w, char *buf, size_t size);
+
+/*
+ * For a MESSAGE, after "written by ":
+ *   "tuned.service, pid 812, /usr/sbin/tuned"   (exe, else argv[0])
+ *   "sh, pid 4242, /usr/bin/dash"
+ *   "pid 4242, exited"
+ *   "a process outside this PID namespace"
+ */
+void writer_describe(const Writer *w, char *buf, size_t size);
+
+/* The journal fields of a writer; a field with nothing to say has a NULL value. */
+enum {
+        WRITER_FIELD_LABEL,
+        WRITER_FIELD_PID,
+        WRITER_FIELD_EXITED,
+        WRITER_FIELD_COMM,
+        WRITER_FIELD_EXE,
+        WRITER_FIELD_CMDLINE,
+        WRITER_FIELD_UID,
+        WRITER_FIELD_CGROUP,
+        WRITER_FIELD_UNIT,
+        WRITER_FIELD_POD_UID,
+        WRITER_FIELD_CONTAINER_ID,
+        _WRITER_FIELD_MAX,
+};
+
+_Static_assert(_WRITER_FIELD_MAX == 11, "WRITER_FIELDS() lists every field");
+
+typedef struct WriterFields {
+        LogField field[_WRITER_FIELD_MAX];
+        char label[WRITER_LABEL_MAX];
+        char pid[16];
+        char uid[16];
+} WriterFields;
+
+/* The fields in a LogField array initializer: { ..., WRITER_FIELDS(wf) }. */
+#define WRITER_FIELDS(wf)                                                                                   \
+        (wf).field[0], (wf).field[1], (wf).field[2], (wf).field[3], (wf).field[4], (wf).field[5],           \
+            (wf).field[6], (wf).field[7], (wf).field[8], (wf).field[9], (wf).field[10]
+
+/* Fills ret->field[] (pointing into w and ret); w == NULL gives all-NULL values. */
+void writer_fields(const Writer *w, WriterFields *ret);
+
+/*
+ * Foreign writes counted by writer label, for a metric: the first
+ * WRITER_TALLY_MAX labels get their own count, the rest share "other", so a
+ * node that runs a new writer per minute cannot grow the series without end.
+ */
+#define WRITER_TALLY_MAX   16
+#define WRITER_TALLY_OTHER "other"
+
+typedef struct WriterTally {
+        char label[WRITER_LABEL_MAX];
+        uint64_t writes;
+} WriterTally;
+
+typedef struct WriterTallies {
+        WriterTally top[WRITER_TALLY_MAX];
+        size_t n;
+        uint64_t other;
+} WriterTallies;
+
+void writer_tally_add(WriterTallies *t, const char *label);

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/writer-events.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/fanotify.h>
+
+int writer_events_open(void) {
+        int fd =
+            fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+
+        return fd < 0 ? -errno : fd;
+}
+
+int writer_events_mark(int group_fd, int file_fd) {
+        /* With a NULL path, the object marked is the one the fd is open on. */
+        if (fanotify_mark(group_fd, FAN_MARK_ADD, FAN_MODIFY, file_fd, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+/*
+ * A read() returns whole records, each a struct fanotify_event_metadata
+ * (24 bytes, vers 3 since Linux 2.6.37) followed by event_len -
+ * metadata_len bytes of info records (FAN_REPORT_* groups only):
+ *
+ *   event_len=24 vers=3 metadata_len=24 mask=FAN_MODIFY fd=7 pid=4242
+ */
+int writer_events_next(const void *buf, size_t len, size_t *offset, WriterEvent *ret) {
+        struct fanotify_event_metadata m;
+
+        if (*offset >= len)
+                return 0;
+        if (len - *offset < sizeof(m)) {
+                *offset = len;
+                return -EBADMSG;
+        }
+        memcpy(&m, (const char *)buf + *offset, sizeof(m)); /* buf need not be aligned */
+        if (m.vers != FANOTIFY_METADATA_VERSION || m.metadata_len < sizeof(m) ||
+            m.event_len < m.metadata_len || m.event_len > len - *offset) {
+                *offset = len;
+                return -EBADMSG;
+        }
+        *offset += m.event_len;
+        if (m.mask & FAN_Q_OVERFLOW) {
+                *ret = (WriterEvent){ .overflow = true, .fd = -1 };
+                return 1;
+        }
+        *ret = (WriterEvent){ .pid = m.pid, .fd = m.fd };
+        return 1;
+}

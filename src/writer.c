@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "thpguard/escape.h"
+#include "thpguard/fileio.h"
+#include "thpguard/macro.h"
+
+/* The process's own files; a vanished process answers ESRCH or ENOENT. */
+static bool gone(int r) {
+        return r == -ESRCH || r == -ENOENT;
+}
+
+static void strip_newline(char *s, size_t *len) {
+        if (*len > 0 && s[*len - 1] == '\n')
+                s[--*len] = '\0';
+}
+
+/* argv, NUL-separated in /proc/PID/cmdline, joined by spaces; "..." if cut. */
+static void read_cmdline(int dirfd, Writer *ret) {
+        _cleanup_close_ int fd = open_beneath(dirfd, "cmdline", O_RDONLY);
+        char raw[WRITER_CMDLINE_MAX];
+        bool whole;
+        size_t len;
+        ssize_t n;
+
+        if (fd < 0)
+                return;
+        n = read(fd, raw, sizeof(raw));
+        if (n <= 0)
+                return;
+        len = (size_t)n;
+        while (len > 0 && raw[len - 1] == '\0')
+                len--;
+        for (size_t i = 0; i < len; i++)
+                if (raw[i] == '\0')
+                        raw[i] = ' ';
+        whole = escape_printable(raw, len, ret->cmdline, sizeof(ret->cmdline) - 3) && len < sizeof(raw);
+        if (!whole)
+                strcat(ret->cmdline, "...");
+}
+
+int writer_lookup(const char *proc_root, pid_t pid, Writer *ret) {
+        _cleanup_close_ int rootfd = -EBADF, dirfd = -EBADF;
+        char name[32], text[CGROUP_PATH_MAX * 2], path[CGROUP_PATH_MAX];
+        struct stat st;
+        size_t len;
+        ssize_t n;
+        int r;
+
+        *ret = (Writer){ .pid = pid };
+        if (pid <= 0)
+                return 0;
+        snprintf(name, sizeof(name), "%d", (int)pid);
+        rootfd = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return -errno;
+        dirfd = open_beneath(rootfd, name, O_RDONLY | O_DIRECTORY);
+        if (dirfd < 0) {
+                if (gone(dirfd)) {
+                        ret->exited = true;
+                        return 0;
+                }
+                return dirfd;
+        }
+
+        r = read_file_at(dirfd, "comm", text, sizeof(text), &len);
+        if (r < 0) {
+                ret->exited = gone(r);
+                return 0;
+        }
+        strip_newline(text, &len);
+        escape_printable(text, len, ret->comm, sizeof(ret->comm));
+
+        /* The directory belongs to the task's effective uid (root if it is not dumpable). */
+        if (fstat(dirfd, &st) == 0) {
+                ret->uid = st.st_uid;
+                ret->uid_known = true;
+        }
+
+        /*
+         * Needs ptrace read access: a process without capabilities (us, after
+         * startup) may not read it for one that has any, so it is often "".
+         */
+        n = readlinkat(dirfd, "exe", text, sizeof(text) - 1);
+        if (n > 0)
+                escape_printable(text, (size_t)n, ret->exe, sizeof(ret->exe));
+
+        read_cmdline(dirfd, ret);
+
+        r = read_file_at(dirfd, "cgroup", text, sizeof(text), &len);
+        if (r >= 0 && cgroup_path_from_proc(text, len, path, sizeof(path)) >= 0) {
+                cgroup_owner_from_path(path, &ret->owner);
+                escape_printable(path, strlen(path), ret->cgroup, sizeof(ret->cgroup));
+        }
+        return 0;
+}
+
+/* s cut to fit; a label is a name, not a sentence. */
+static void copy_cut(char *buf, size_t size, const char *s) {
+        size_t n = strnlen(s, size - 1);
+
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+}
+
+void writer_label(const Writer *w, char *buf, size_t size) {
+        if (w->owner.unit[0])
+                copy_cut(buf, size, w->owner.unit);
+        else if (w->comm[0])
+                copy_cut(buf, size, w->comm);
+        else if (w->pid > 0)
+                snprintf(buf, size, "pid %d", (int)w->pid);
+        else
+                snprintf(buf, size, "unknown");
+}
+
+/* argv[0], when the exe link is not shown to us. */
+static void first_word(const char *s, char *buf, size_t size) {
+        size_t n = strcspn(s, " ");
+
+        snprintf(buf, size, "%.*s", (int)n, s);
+}
+
+void writer_describe(const Writer *w, char *buf, size_t size) {
+        char who[WRITER_LABEL_MAX], program[WRITER_EXE_MAX];
+
+        if (w->pid <= 0) {
+                snprintf(buf, size, "a process outside this PID namespace");
+                return;
+        }
+        if (w->exited) {
+                snprintf(buf, size, "pid %d, exited", (int)w->pid);
+                return;
+        }
+        copy_cut(who, sizeof(who), w->owner.unit[0] ? w->owner.unit : w->comm);
+        if (w->exe[0])
+                snprintf(program, sizeof(program), "%s", w->exe);
+        else
+                first_word(w->cmdline, program, sizeof(program));
+        snprintf(buf, size, "%s%spid %d%s%s", who, who[0] ? ", " : "", (int)w->pid, program[0] ? ", " : "",
+                 program);
+}
+
+void writer_fields(const Writer *w, WriterFields *ret) {
+        static const char *const keys[_WRITER_FIELD_MAX] = {
+                [WRITER_FIELD_LABEL] = "THPGUARD_WRITER",
+                [WRITER_FIELD_PID] = "THPGUARD_WRITER_PID",
+                [WRITER_FIELD_EXITED] = "THPGUARD_WRITER_EXITED",
+                [WRITER_FIELD_COMM] = "THPGUARD_WRITER_COMM",
+                [WRITER_FIELD_EXE] = "THPGUARD_WRITER_EXE",
+                [WRITER_FIELD_CMDLINE] = "THPGUARD_WRITER_CMDLINE",
+                [WRITER_FIELD_UID] = "THPGUARD_WRITER_UID",
+                [WRITER_FIELD_CGROUP] = "THPGUARD_WRITER_CGROUP",
+                [WRITER_FIELD_UNIT] = "THPGUARD_WRITER_UNIT",
+                [WRITER_FIELD_POD_UID] = "THPGUARD_WRITER_POD_UID",
+                [WRITER_FIELD_CONTAINER_ID] = "THPGUARD_WRITER_CONTAINER_ID",
+        };
+        const char *value[_WRITER_FIELD_MAX] = {};
+
+        if (w) {
+                writer_label(w, ret->label, sizeof(ret->label));
+                value[WRITER_FIELD_LABEL] = ret->label;
+                if (w->pid > 0) {
+                        snprintf(ret->pid, sizeof(ret->pid), "%d", (int)w->pid);
+                        value[WRITER_FIELD_PID] = ret->pid;
+                }
+                value[WRITER_FIELD_EXITED] = w->exited ? "1" : NULL;
+                if (w->uid_known) {
+                        snprintf(ret->uid, sizeof(ret->uid), "%u", (unsigned)w->uid);
+                        value[WRITER_FIELD_UID] = ret->uid;
+                }
+#define NONEMPTY(s) ((s)[0] ? (s) : NULL)
+                value[WRITER_FIELD_COMM] = NONEMPTY(w->comm);
+                value[WRITER_FIELD_EXE] = NONEMPTY(w->exe);
+                value[WRITER_FIELD_CMDLINE] = NONEMPTY(w->cmdline);
+                value[WRITER_FIELD_CGROUP] = NONEMPTY(w->cgroup);
+                value[WRITER_FIELD_UNIT] = NONEMPTY(w->owner.unit);
+                value[WRITER_FIELD_POD_UID] = NONEMPTY(w->owner.pod_uid);
+                value[WRITER_FIELD_CONTAINER_ID] = NONEMPTY(w->owner.container_id);
+#undef NONEMPTY
+        }
+        for (size_t i = 0; i < _WRITER_FIELD_MAX; i++)
+                ret->field[i] = (LogField){ keys[i], value[i] };
+}
+
+void writer_tally_add(WriterTallies *t, const char *label) {
+        for (size_t i = 0; i < t->n; i++)
+                if (strcmp(t->top[i].label, label) == 0) {
+                        t->top[i].writes++;
+                        return;
+                }
+        if (t->n == WRITER_TALLY_MAX || strcmp(label, WRITER_TALLY_OTHER) == 0) {
+                t->other++;
+                return;
+        }
+        copy_cut(t->top[t->n].label, sizeof(t->top[t->n].label), label);
+        t->top[t->n++].writes = 1;
+}
