@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "ctl.h"
-#include "thpguard/number.h"
 #include "thpguard/event-util.h"
+#include "thpguard/number.h"
 
 #ifndef THPGUARD_VERSION
 #define THPGUARD_VERSION "unknown"

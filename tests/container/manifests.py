@@ -143,7 +143,9 @@ def check(srcdir):
                for t in pod.get("tolerations", [])), "no toleration matches every taint")
     expect(pod.get("nodeSelector", {}).get("kubernetes.io/os") == "linux",
            "no nodeSelector kubernetes.io/os: linux (tolerating every taint, the pod would land on Windows nodes)")
-    for f in ("hostPID", "hostNetwork", "hostIPC"):
+    # hostPID: writer attribution reads /proc/PID of the node's writers.
+    expect(pod.get("hostPID") is True, "hostPID is not true: writer attribution would see no writer")
+    for f in ("hostNetwork", "hostIPC"):
         expect(pod.get(f) is False, f"{f} is not false")
     expect(pod.get("serviceAccountName") == sa["metadata"]["name"],
            f"the pod does not run as the ServiceAccount {sa['metadata']['name']}")
@@ -347,7 +349,8 @@ def rendered(srcdir, outdir):
             expect("*" in allowed or not missing, f"{name}: the SCC does not allow the pod's volume types {sorted(missing)}")
             if "hostPath" in pod_volume_types(ds):
                 expect(scc.get("allowHostDirVolumePlugin") is True, f"{name}: the SCC refuses hostPath volumes")
-            for f, pf in (("allowHostNetwork", "hostNetwork"), ("allowHostPID", "hostPID"), ("allowHostIPC", "hostIPC")):
+            expect(scc.get("allowHostPID") is True, f"{name}: the SCC refuses hostPID, which writer attribution needs")
+            for f, pf in (("allowHostNetwork", "hostNetwork"), ("allowHostIPC", "hostIPC")):
                 expect(scc.get(f) is False, f"{name}: the SCC allows {pf}, which thpguard does not use")
                 expect(pod.get(pf) is False, f"{name}: the pod asks for {pf}")
             expect(scc.get("allowHostPorts") is False, f"{name}: the SCC allows host ports")

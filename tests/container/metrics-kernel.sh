@@ -17,12 +17,9 @@
 # enforces a private copy of the 6.18 fixture.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/lib/real-sysfs.sh"
 python_with prometheus_client python3-prometheus-client
-fleet_init
 real_sysfs_begin
-# real_sysfs_begin set its own EXIT trap: restore the knobs last, after every process is gone.
-on_exit real_sysfs_restore
-trap fleet_exit EXIT
 
 HZ=$(getconf CLK_TCK)
 ROOT=$TMP/sys
@@ -30,7 +27,7 @@ cp -a "$SRCDIR/tests/fixtures/6.18" "$ROOT"
 mkdir "$TMP/metrics" "$TMP/policy"
 M=$TMP/metrics/thpguard.prom
 POLICY=$TMP/policy/thpguard.conf
-printf 'recheck_interval = 3600;\nthp = { khugepaged = { defrag = true; }; };\n' | policy_file "$POLICY"
+printf 'recheck_interval = 3600;\nthp = { khugepaged = { defrag = true; }; };\n' | write_policy "$POLICY"
 
 # The khugepaged kernel thread: named so, a child of kthreadd (2). Empty if none.
 khugepaged_pid() {

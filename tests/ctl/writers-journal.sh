@@ -193,8 +193,8 @@ grep -q "missing: No such file or directory" "$ERR_FILE" || fail "writers --jour
 # A node without /run/log/journal and /var/log/journal: hidden in a mount namespace of our own.
 if unshare -m true 2>/dev/null; then
         run timeout 10 unshare -m sh -c \
-        expect_rc 3
                 'mount -t tmpfs none /run && mount -t tmpfs none /var/log && exec "$0" writers' "$C"
+        expect_rc 3
         grep -q 'no systemd journal on this node: neither /run/log/journal nor /var/log/journal exists (in a pod' "$ERR_FILE" ||
                 fail "writers on a node without a journal: $(cat "$ERR_FILE")"
 else

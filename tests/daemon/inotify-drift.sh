@@ -20,7 +20,7 @@ grep -q 'msg="corrected enabled: always -> madvise (startup)".*trigger=startup r
 for v in always never; do
         thp_set enabled "$v"
         thp_wait_for enabled madvise 1 || fail "enabled=$v was not corrected within 1 s"
-        wait_log "corrected enabled: $v -> madvise \\(inotify\\).*trigger=inotify"
+        wait_log "corrected enabled: $v -> madvise \\(inotify(; written by [^)]*)?\\).*trigger=inotify"
 done
 thp_set khugepaged/defrag 1
 thp_wait_for khugepaged/defrag 0 1 || fail "khugepaged/defrag was not corrected"

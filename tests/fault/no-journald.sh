@@ -68,7 +68,7 @@ thp = { enabled = "never"; };'
         }
         want 1 '^level=info msg="started: enforcing 1 knobs'
         want 1 '^level=notice msg="corrected enabled: always -> madvise \(startup\)" knob=enabled .*trigger=startup result=corrected message_id='
-        want $DRIFTS '^level=notice msg="corrected enabled: (always|never) -> madvise \(inotify(; written by [^)]*)?\)" knob=enabled .*trigger=inotify result=corrected message_id='
+        want $DRIFTS '^level=notice msg="corrected enabled: (always|never) -> madvise \(inotify(; written by [^)]*)?\)" knob=enabled .*trigger=inotify result=corrected (writer=.* )?message_id='
         want 1 '^level=notice msg="corrected enabled: madvise -> never \(reload(; written by [^)]*)?\)".*trigger=reload'
         want 1 '^level=notice msg="policy reloaded from .* 1 knobs, mode enforce, 1 corrected" policy=.* message_id='
         want 1 '^level=error msg="policy rejected, keeping the last good one: .*invalid value \\"sometimes\\"'
