@@ -7,11 +7,16 @@
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "thpguard/writer-events.h"
+
+/* The nice value the lookups' thread sets itself: see feed_thread(). */
+#define WRITER_FEED_NICE 10
 
 /* A flat-out writer's events merge in the kernel: a few slots are plenty. */
 #define FEED_SLOTS 16
@@ -94,6 +99,12 @@ static void *feed_thread(void *userdata) {
         char buf[4096] __attribute__((aligned(8)));
         Writer warm;
 
+        /*
+         * Below the loop's thread: when both wake on one write and a CPU is
+         * short, the correction goes first. Raising one's own nice value
+         * needs no capability; a failure only leaves it equal.
+         */
+        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WRITER_FEED_NICE);
         /* The first lookup pays for cold code and page faults; pay it now, not on a writer's time. */
         (void)writer_lookup(f->proc_root, f->self_pid, &warm);
         for (;;) {
