@@ -16,15 +16,6 @@ static int cap_get(struct __user_cap_data_struct data[static 2]) {
         return syscall(SYS_capget, &h, data) < 0 ? -errno : 0;
 }
 
-int capability_have_sys_admin(void) {
-        struct __user_cap_data_struct data[2] = {};
-        int r = cap_get(data);
-
-        if (r < 0)
-                return r;
-        return !!(data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN));
-}
-
 int capability_drop_all(void) {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct data[2] = {};

@@ -92,8 +92,12 @@ const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t) {
 void daemon_writer_forget(Daemon *d, size_t i) {
         if (!d->writer_feed)
                 return;
-        /* A write of the policy's own value is no drift: its writer must not be blamed for a later one. */
-        settle_and_drain(d);
+        /*
+         * A write of the policy's own value is no drift: its writer must not
+         * be blamed for a later one. Only what is looked up already is taken:
+         * every check of a compliant knob comes here, and must not wait.
+         */
+        drain(d);
         d->knobs[i].writer_fresh = false;
 }
 

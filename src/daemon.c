@@ -91,7 +91,7 @@ PolicyMode daemon_mode(const Daemon *d) {
         return d->options->audit ? POLICY_MODE_AUDIT : d->policy->mode;
 }
 
-/* " (inotify; written by tuned.service, pid 812, /usr/sbin/tuned)", or " (inotify)". */
+/* "inotify; written by tuned.service, pid 812, /usr/sbin/tuned", or "inotify" alone. */
 static void describe_cause(const char *trigger, const Writer *w, char *buf, size_t size) {
         char who[WRITER_LABEL_MAX + WRITER_EXE_MAX + 32];
 

@@ -429,12 +429,11 @@ int metrics_read_kernel(const char *proc_root, MetricsKernel *ret) {
 #define STAT_READ_MAX 4096
 
 static int read_stat(const char *proc_root, uint64_t pid, ProcStat *ret) {
-        char rel[32], buf[STAT_READ_MAX];
+        char buf[STAT_READ_MAX];
         size_t len;
         int r;
 
-        snprintf(rel, sizeof(rel), "%" PRIu64 "/stat", pid);
-        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
+        r = read_pid_file(proc_root, pid, "stat", buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         return procfs_parse_stat(buf, len, ret);
@@ -460,8 +459,7 @@ static int find_khugepaged(const char *proc_root, uint64_t *ret_pid, ProcStat *r
                 ProcStat st;
                 uint64_t pid;
 
-                /* PID directories: decimal, no leading zero. */
-                if (de->d_name[0] == '0' || number_parse_u64(de->d_name, strlen(de->d_name), &pid) < 0)
+                if (!procfs_pid_from_name(de->d_name, &pid))
                         continue;
                 if (read_stat(proc_root, pid, &st) >= 0 && is_khugepaged(&st, pid)) {
                         *ret_pid = pid;

@@ -939,3 +939,7 @@ int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret) {
         *ret = pr;
         return 0;
 }
+
+bool procfs_pid_from_name(const char *name, uint64_t *ret) {
+        return name[0] != '0' && number_parse_u64(name, strlen(name), ret) == 0;
+}

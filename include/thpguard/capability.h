@@ -10,6 +10,3 @@
  * seccomp filter may refuse.
  */
 int capability_drop_all(void);
-
-/* True if the effective set holds CAP_SYS_ADMIN, which fanotify_init() needs. */
-int capability_have_sys_admin(void);

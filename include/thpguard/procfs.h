@@ -215,3 +215,8 @@ typedef struct ProcPressure {
  * in microseconds. A line of another kind is checked and skipped.
  */
 int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret);
+
+/* ---- /proc's directory names ---------------------------------------------- */
+
+/* A PID directory's name: decimal, no leading zero ("0" is no process either). */
+bool procfs_pid_from_name(const char *name, uint64_t *ret);

@@ -16,30 +16,23 @@
 /* /proc/PID/status is about 1.5 kB. */
 #define STATUS_READ_MAX 8192
 
-/* /proc's PID directories: decimal, no leading zero ("0" is no process either). */
-static bool parse_pid(const char *name, uint64_t *ret) {
-        return name[0] != '0' && number_parse_u64(name, strlen(name), ret) == 0;
-}
-
 static int read_status(const char *proc_root, uint64_t pid, ProcStatus *ret) {
-        char rel[64], buf[STATUS_READ_MAX];
+        char buf[STATUS_READ_MAX];
         size_t len;
         int r;
 
-        snprintf(rel, sizeof(rel), "%" PRIu64 "/status", pid);
-        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
+        r = read_pid_file(proc_root, pid, "status", buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         return procfs_parse_status(buf, len, ret);
 }
 
 static int read_rollup(const char *proc_root, uint64_t pid, ProcSmapsRollup *ret) {
-        char rel[64], buf[ROLLUP_READ_MAX];
+        char buf[ROLLUP_READ_MAX];
         size_t len;
         int r;
 
-        snprintf(rel, sizeof(rel), "%" PRIu64 "/smaps_rollup", pid);
-        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
+        r = read_pid_file(proc_root, pid, "smaps_rollup", buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         return procfs_parse_smaps_rollup(buf, len, ret);
@@ -87,7 +80,7 @@ int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
                 ProcSmapsRollup rollup;
                 uint64_t pid;
 
-                if (!parse_pid(de->d_name, &pid))
+                if (!procfs_pid_from_name(de->d_name, &pid))
                         continue;
                 s.n_scanned++;
                 if (read_rollup(proc_root, pid, &rollup) < 0) {
