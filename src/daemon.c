@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,13 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
         EnforceOutcome o;
 
         enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, daemon_mode(d), &o);
+        /*
+         * Our write woke whoever waits on the knob, most likely onto this
+         * CPU: let them see the fix before we spend ~10 us on the record
+         * (and wake journald with it). Returns at once if nothing waits.
+         */
+        if (o.written)
+                sched_yield();
         daemon_writers_mark(d, i);
         note_state(d, i, &o.before);
         if (o.action != ENFORCE_NONE)
