@@ -104,8 +104,10 @@ int writer_lookup(const char *proc_root, pid_t pid, Writer *ret) {
 
 /* s cut to fit; a label is a name, not a sentence. */
 static void copy_cut(char *buf, size_t size, const char *s) {
-        size_t n = strnlen(s, size - 1);
+        size_t n = strlen(s);
 
+        if (n >= size)
+                n = size - 1;
         memcpy(buf, s, n);
         buf[n] = '\0';
 }
