@@ -8,9 +8,10 @@
  *
  *  - exec -> READY=1 over 20 starts, through our own NOTIFY_SOCKET, beside
  *    the floor: this program re-executed to do nothing but send READY=1;
- *  - drift latency: 1000 foreign writes per knob, each timed until the file
- *    reads the policy's value again (fight protection off), for three
- *    correctors in turn on the same knob, interleaved in rounds: the floor
+ *  - drift latency: 3000 foreign writes per knob and corrector, each timed
+ *    until the file reads the policy's value again (fight protection off),
+ *    for three correctors in turn on the same knob, interleaved in rounds,
+ *    and the CPU each ran on (the writer's or the other): the floor
  *    (min-corrector, beside this program), thpguardd started without
  *    CAP_SYS_ADMIN (writer attribution off) and thpguardd as root with it
  *    (attribution on); thpguardd's median and p99 as ratios to the floor's;
@@ -28,6 +29,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,8 +59,8 @@
 
 #define THP                 "/sys/kernel/mm/transparent_hugepage"
 #define ENABLED             THP "/enabled"
-#define DRIFTS              1000
-#define ROUNDS              20 /* per corrector and knob, of DRIFTS / ROUNDS drifts each */
+#define DRIFTS              3000
+#define ROUNDS              60 /* per corrector and knob, of DRIFTS / ROUNDS drifts each */
 #define WARMUP              10 /* drifts at the start of each round, not counted */
 #define STARTS              20
 #define RECHECKS_IN_PROCESS 10000
@@ -403,13 +405,46 @@ static void print_loadavg(const char *when) {
                 fclose(f);
 }
 
+/* The CPU pid last ran on (field 39 of /proc/PID/stat), or -1. */
+static int last_cpu(pid_t pid) {
+        char path[64], line[1024], *p;
+        int field = 2, cpu = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "r");
+        if (!f)
+                return -1;
+        /* comm may hold spaces: count fields from the ')' that closes it. */
+        if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')))
+                for (p = strtok(p + 1, " "); p; p = strtok(NULL, " "))
+                        if (++field == 39) {
+                                cpu = atoi(p);
+                                break;
+                        }
+        fclose(f);
+        return cpu;
+}
+
+/*
+ * Where the corrector ran for each timed drift: on the CPU the foreign write
+ * was made from (so it waited for this program to block, and woke us on its
+ * own CPU), or on the other one (woken there by an IPI, maybe from idle).
+ * The two take different times, and the share of each differs by corrector.
+ */
+typedef struct Placement {
+        uint64_t lat[2][DRIFTS]; /* [0] another CPU, [1] the writer's */
+        int n[2];
+} Placement;
+
 /*
  * n drifts of path to foreign, each timed until the file reads desired again,
  * by an observer that sleeps on its own inotify watch between reads; into
- * lat (from the foreign write() call) and lat_ret (from its return).
+ * lat (from the foreign write() call) and lat_ret (from its return), and,
+ * if where is given, by the CPU the corrector ran on (read after the timing).
  */
 static void drifts(const char *path, const char *foreign, const char *desired, int n, uint64_t *lat,
-                   uint64_t *lat_ret) {
+                   uint64_t *lat_ret, pid_t corrector, Placement *where) {
         int kfd = open(path, O_RDONLY | O_CLOEXEC);
         int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         char cur[32];
@@ -428,6 +463,7 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
                  * would time the observer, not the daemon. Its own wakeup is
                  * counted in, so the figure errs high.
                  */
+                int writer_cpu = sched_getcpu();
                 uint64_t t0 = now_ns(), t1, t2;
                 write_word(path, foreign);
                 t1 = now_ns();
@@ -440,6 +476,11 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
                 t2 = now_ns();
                 lat[i] = t2 - t0;
                 lat_ret[i] = t2 - t1;
+                if (where) {
+                        int on_writer_cpu = writer_cpu >= 0 && last_cpu(corrector) == writer_cpu;
+
+                        where->lat[on_writer_cpu][where->n[on_writer_cpu]++] = t2 - t0;
+                }
                 usleep(200); /* a drift, not a flood: keep below the inotify rate limit */
                 drain(ino);  /* the events of this drift's two writes */
         }
@@ -501,6 +542,9 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
         const char *knob = strrchr(path, '/') + 1;
         char conf[256], state[N_CORRECTORS][768], now[768], cur[32];
         int same[N_CORRECTORS] = { 0 }, per_round = DRIFTS / ROUNDS;
+        static Placement where[N_CORRECTORS];
+
+        memset(where, 0, sizeof(where));
 
         snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
         for (int r = 0; r < ROUNDS; r++)
@@ -528,9 +572,9 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                         if (now[0] == '!')
                                 fprintf(stderr, "%s is not running as asked, stopping\n", corrector_name[c]),
                                     exit(1);
-                        drifts(path, foreign, desired, WARMUP, warm, warm_ret);
+                        drifts(path, foreign, desired, WARMUP, warm, warm_ret, pid, NULL);
                         drifts(path, foreign, desired, per_round, lat[c] + r * per_round,
-                               lat_ret[c] + r * per_round);
+                               lat_ret[c] + r * per_round, pid, &where[c]);
                         stop_daemon(pid);
                 }
         for (int c = 0; c < N_CORRECTORS; c++) {
@@ -545,6 +589,17 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
         }
         for (int c = 0; c < N_CORRECTORS; c++)
                 print_drift_lines(knob, corrector_name[c], lat[c], lat_ret[c]);
+        for (int c = 0; c < N_CORRECTORS; c++) {
+                Placement *w = &where[c];
+
+                for (int on = 0; on < 2; on++)
+                        qsort(w->lat[on], (size_t)w->n[on], sizeof(w->lat[on][0]), cmp_u64);
+                printf("  %s ran on the writer's CPU for %d of %d drifts (median %.1f us), on the other "
+                       "for %d (median %.1f us)\n",
+                       corrector_name[c], w->n[1], w->n[0] + w->n[1],
+                       w->n[1] ? w->lat[1][w->n[1] / 2] / 1e3 : 0.0, w->n[0],
+                       w->n[0] ? w->lat[0][w->n[0] / 2] / 1e3 : 0.0);
+        }
         printf("\ndrift latency of %s against the floor: %d rounds of %d drifts per corrector, interleaved, "
                "%d warm-up drifts per round not counted; from the foreign write() call, us\n\n"
                "| corrector | min | median | p99 | max | median / floor | p99 / floor | target |\n"
