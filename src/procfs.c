@@ -775,10 +775,11 @@ enum {
         STAT_FLAGS = 5,
         STAT_UTIME = 10,
         STAT_STIME = 11,
+        STAT_PROCESSOR = 35,
 };
 
 int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret) {
-        ProcStat st = {};
+        ProcStat st = { .processor = -1 };
         const char *open, *close = NULL, *p, *end;
         size_t field = 0;
         LineReader lr;
@@ -826,7 +827,7 @@ int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret) {
                         return -EBADMSG;
                 /* Negative where the kernel prints a signed number; never in a field we keep. */
                 if (negative && (field == STAT_PPID || field == STAT_FLAGS || field == STAT_UTIME ||
-                                 field == STAT_STIME))
+                                 field == STAT_STIME || field == STAT_PROCESSOR))
                         return -EBADMSG;
                 if (field == STAT_PPID)
                         st.ppid = v;
@@ -836,6 +837,8 @@ int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret) {
                         st.utime_ticks = v;
                 else if (field == STAT_STIME)
                         st.stime_ticks = v;
+                else if (field == STAT_PROCESSOR && v <= INT32_MAX)
+                        st.processor = (int64_t)v;
         }
         if (field <= STAT_STIME)
                 return -EBADMSG;

@@ -54,7 +54,9 @@
 #include "thpguard/compliance.h"
 #include "thpguard/diag.h"
 #include "thpguard/event-util.h"
+#include "thpguard/fileio.h"
 #include "thpguard/policy.h"
+#include "thpguard/procfs.h"
 #include "thpguard/sysfs.h"
 
 #define THP                 "/sys/kernel/mm/transparent_hugepage"
@@ -406,25 +408,16 @@ static void print_loadavg(const char *when) {
                 fclose(f);
 }
 
-/* The CPU pid last ran on (field 39 of /proc/PID/stat), or -1. */
+/* The CPU pid last ran on, from /proc/PID/stat, or -1. */
 static int last_cpu(pid_t pid) {
-        char path[64], line[1024], *p;
-        int field = 2, cpu = -1;
-        FILE *f;
+        char buf[1024];
+        ProcStat st;
+        size_t len;
 
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        f = fopen(path, "r");
-        if (!f)
+        if (read_pid_file("/proc", (uint64_t)pid, "stat", buf, sizeof(buf), &len) < 0 ||
+            procfs_parse_stat(buf, len, &st) < 0)
                 return -1;
-        /* comm may hold spaces: count fields from the ')' that closes it. */
-        if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')))
-                for (p = strtok(p + 1, " "); p; p = strtok(NULL, " "))
-                        if (++field == 39) {
-                                cpu = atoi(p);
-                                break;
-                        }
-        fclose(f);
-        return cpu;
+        return (int)st.processor;
 }
 
 /*

@@ -192,6 +192,7 @@ typedef struct ProcStat {
         uint64_t flags;       /* PF_* */
         uint64_t utime_ticks; /* clock ticks, sysconf(_SC_CLK_TCK) a second */
         uint64_t stime_ticks;
+        int64_t processor; /* the CPU it last ran on; -1 if the line ends before it */
 } ProcStat;
 
 /*

@@ -40,6 +40,7 @@ static void test_stat_real(void **state) {
         assert_true(st.flags & PROCFS_PF_KTHREAD);
         assert_int_equal(st.utime_ticks, 7);
         assert_int_equal(st.stime_ticks, 3);
+        assert_int_equal(st.processor, 0);
 
         assert_int_equal(procfs_parse_stat(LIT(stat_cat), &st), 0);
         assert_string_equal(st.comm, "cat");
@@ -49,6 +50,13 @@ static void test_stat_real(void **state) {
         assert_int_equal(procfs_parse_stat(LIT("7 (k) S 2 0 0 0 -1 2097216 0 0 0 0 5 6\n"), &st), 0);
         assert_int_equal(st.utime_ticks, 5);
         assert_int_equal(st.stime_ticks, 6);
+        assert_int_equal(st.processor, -1);
+        /* Field 39, the CPU it last ran on, 6.18's layout with another value there. */
+        assert_int_equal(procfs_parse_stat(LIT("7 (k) S 2 0 0 0 -1 2097216 0 0 0 0 5 6 0 0 20 0 1 0 1 0 0 "
+                                               "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0\n"),
+                                           &st),
+                         0);
+        assert_int_equal(st.processor, 1);
 }
 
 /*
