@@ -460,7 +460,7 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
                  * would time the observer, not the daemon. Its own wakeup is
                  * counted in, so the figure errs high.
                  */
-                int writer_cpu = sched_getcpu();
+                int writer_cpu = where ? sched_getcpu() : -1;
                 uint64_t t0 = now_ns(), t1, t2;
                 write_word(path, foreign);
                 t1 = now_ns();
