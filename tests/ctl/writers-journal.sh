@@ -142,8 +142,10 @@ expect_rc 2
 run timeout 10 "$C" pid 1 --journal-dir /tmp
 expect_rc 2
 
-# status: per managed knob, from the same journal.
-S=(--sysfs-root "$FIXTURES/6.18" --proc-root "$CTL_FIXTURES/proc-wrap" --config "$CTL_FIXTURES/policy.conf")
+# status: per managed knob, from the same journal. The policy is copied out of
+# the tree, which may sit under a mode-1777 directory that thpguardctl refuses.
+write_policy "$TMP/policy.conf" <"$CTL_FIXTURES/policy.conf"
+S=(--sysfs-root "$FIXTURES/6.18" --proc-root "$CTL_FIXTURES/proc-wrap" --config "$TMP/policy.conf")
 run timeout 10 "$C" status "${S[@]}" "${J[@]}" --json
 expect_rc 0
 json_check "$OUT_FILE" \
