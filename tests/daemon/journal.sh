@@ -36,13 +36,15 @@ DAEMON_PID=$!
 thp_wait_for enabled madvise 2 || fail "startup did not correct"
 thp_set enabled never
 thp_wait_for enabled madvise 1 || fail "inotify did not correct"
+# This run's entries only: the journal keeps every earlier run's.
+daemon_pid=$DAEMON_PID
 daemon_stop
 journalctl --flush 2>/dev/null || true
 
 # Nothing went to stderr: everything went to the journal.
 [ ! -s "$TMP/daemon.log" ] || { cat "$TMP/daemon.log"; fail "events went to stderr with --log-target=journal"; }
 
-journalctl -o json --no-pager SYSLOG_IDENTIFIER=thpguardd THPGUARD_KNOB=enabled >"$TMP/entries.json"
+journalctl -o json --no-pager SYSLOG_IDENTIFIER=thpguardd THPGUARD_KNOB=enabled _PID="$daemon_pid" >"$TMP/entries.json"
 # The inotify drift was this shell's own write (thp_set): the writer named is us.
 python3 - "$TMP/entries.json" "$$" <<'PY'
 import json, sys
@@ -86,7 +88,10 @@ for trigger, observed in (("startup", "always"), ("inotify", "never")):
 print("journal entries OK")
 PY
 
-# Matching by field works as operators will use it.
-journalctl --no-pager -q MESSAGE_ID=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 THPGUARD_TRIGGER=inotify | grep -q 'corrected enabled: never -> madvise' ||
-        fail "journalctl FIELD=value match failed"
+# Matching by field works as operators will use it. Into a file, not a pipe
+# into grep -q: under pipefail, journalctl killed by SIGPIPE would fail it.
+journalctl --no-pager -q MESSAGE_ID=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 THPGUARD_TRIGGER=inotify _PID="$daemon_pid" \
+        >"$TMP/matched.txt"
+grep -q 'corrected enabled: never -> madvise' "$TMP/matched.txt" ||
+        fail "journalctl FIELD=value match found no correction of this run: $(cat "$TMP/matched.txt")"
 echo PASS
