@@ -35,7 +35,15 @@ daemon_start_cmd() {
         wait_until "${DAEMON_START_SECONDS:-10}" daemon_started_or_gone 2>/dev/null || true
         grep -q 'msg="started' "$TMP/daemon.log" 2>/dev/null && return 0
         cat "$TMP/daemon.log" >&2
-        fail "thpguardd did not start: $*"
+        # Say how it ended: a status, or a signal (128+N) when the log is empty.
+        local how="still running after ${DAEMON_START_SECONDS:-10} s" rc=0
+        if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+                wait "$DAEMON_PID" || rc=$?
+                how="exited with status $rc"
+                [ "$rc" -gt 128 ] && how="killed by signal $((rc - 128))"
+                DAEMON_PID=
+        fi
+        fail "thpguardd did not start ($how): $*"
 }
 
 # daemon_start [ARGS...]: starts thpguardd on $POLICY and waits for its startup line.
