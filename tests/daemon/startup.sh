@@ -46,6 +46,8 @@ kill -TERM $pid
 rc=0; wait $pid || rc=$?
 # Killed before the handler was installed is the default action (143); after, 0.
 [ $rc -eq 0 ] || [ $rc -eq 143 ] || fail "SIGTERM during startup: exit $rc"
+# Emptied before the start: the wait below must not see the first run's "corrected".
+: >"$TMP/daemon.log"
 "$THPGUARDD" --config "$POLICY" --log-target=console 9>&- 2>"$TMP/daemon.log" &
 pid=$!
 for _ in $(seq 500); do grep -q corrected "$TMP/daemon.log" 2>/dev/null && break; sleep 0.001; done

@@ -30,6 +30,9 @@ daemon_started_or_gone() {
 # $DAEMON_START_SECONDS (default 10). A wrapper that execs the daemon
 # (unshare, strace, valgrind) has the daemon's PID once it has exec'd.
 daemon_start_cmd() {
+        # Emptied here, not only by the child's redirection: until the child
+        # runs, the previous daemon's "started" line would pass the wait below.
+        : >"$TMP/daemon.log"
         "$@" 9>&- 2>"$TMP/daemon.log" &
         DAEMON_PID=$!
         wait_until "${DAEMON_START_SECONDS:-10}" daemon_started_or_gone 2>/dev/null || true
