@@ -25,7 +25,7 @@
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
 #include "thpguard/watch.h"
-#include "thpguard/writer-feed.h"
+#include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
 
 /* What the daemon keeps per managed knob, across rechecks and reloads. */
@@ -46,6 +46,7 @@ typedef struct TrackedKnob {
         dev_t marked_dev;
         ino_t marked_ino;
         Writer writer;     /* the last foreign writer seen */
+        int writer_dirfd;  /* its /proc/PID, where the loop looked it up itself; -1 */
         bool writer_fresh; /* seen since the knob last read compliant */
         WriterTallies writes;
 } TrackedKnob;
@@ -84,11 +85,12 @@ typedef struct Daemon {
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         bool stopped;
 
-        /* Writer attribution: the group until the feed takes it; no feed when it is off. */
-        int writer_events_fd;
-        WriterFeed *writer_feed;
-        sd_event_source *writer_source;
-        EventRateLimit writer_ratelimit;
+        /* Writer attribution (daemon-writers.c): off when write_fd < 0. */
+        int write_fd;                     /* the write group, read when a record is written */
+        int gate_fd;                      /* the open group, until the gate takes it */
+        WriterGate *gate;                 /* NULL: none, or it was lost */
+        WriterGateCounters gate_counters; /* a lost gate's last */
+        sd_event_source *gate_exit_source, *gate_timer;
         pid_t self_pid;
         bool writer_overflow_logged;
 } Daemon;
@@ -113,8 +115,9 @@ void daemon_schedule_reload(Daemon *d, uint64_t delay);
 int daemon_setup_reload(Daemon *d);
 
 /* daemon-writers.c */
-int daemon_setup_writer_events(Daemon *d);
-int daemon_setup_writer_source(Daemon *d);
+void daemon_open_writer_events(Daemon *d);
+int daemon_setup_writer_gate(Daemon *d);
+void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret);
 void daemon_writers_mark(Daemon *d, size_t i);
 const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t);
 void daemon_writer_forget(Daemon *d, size_t i);

@@ -52,7 +52,7 @@ void daemon_metrics_write(Daemon *d) {
                                 .supported = !(rt->state_known && rt->state == KNOB_STATE_UNSUPPORTED),
                                 .failures = rt->failures,
                                 .fights = rt->fights,
-                                .writes = d->writer_feed ? &rt->writes : NULL,
+                                .writes = d->write_fd >= 0 ? &rt->writes : NULL,
                         };
                         memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
                 }

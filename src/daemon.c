@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
+#include "thpguard/capability.h"
 #include "thpguard/compliance.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
@@ -47,6 +48,8 @@ uint64_t daemon_now(Daemon *d) {
 static void tracked_knobs_free(TrackedKnob *k, size_t n) {
         for (size_t i = 0; k && i < n; i++) {
                 sysfs_handle_close(&k[i].file);
+                if (k[i].writer_dirfd >= 0)
+                        close(k[i].writer_dirfd);
                 fight_done(&k[i].fight);
         }
         free(k);
@@ -70,6 +73,7 @@ static int tracked_knobs_new(const Policy *p, const FightConfig *fc, const Track
         for (size_t i = 0; i < p->n_knobs; i++) {
                 snprintf(k[i].path, sizeof(k[i].path), "%s", p->knobs[i].path);
                 k[i].file = SYSFS_HANDLE_CLOSED;
+                k[i].writer_dirfd = -1;
                 if (fight_init(&k[i].fight, fc) < 0) {
                         tracked_knobs_free(k, i);
                         return -ENOMEM;
@@ -104,9 +108,8 @@ static void describe_cause(const char *trigger, const Writer *w, char *buf, size
         snprintf(buf, size, "%s%swritten by %s", trigger, trigger[0] ? "; " : "", who);
 }
 
-static void log_correction(Daemon *d, size_t i, const EnforceOutcome *o, Trigger t) {
+static void log_correction(Daemon *d, size_t i, const EnforceOutcome *o, Trigger t, const Writer *w) {
         const PolicyKnob *k = &d->policy->knobs[i];
-        const Writer *w = daemon_writer_of(d, i, t);
         const char *result = o->action == ENFORCE_CORRECTED ? "corrected"
                              : o->action == ENFORCE_AUDIT   ? "audit"
                                                             : "failed";
@@ -170,9 +173,8 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 static void arm_backoff_timer(Daemon *d);
 static void rearm_recheck(Daemon *d);
 
-static void log_fight_begins(Daemon *d, size_t i, const char *foreign, Trigger t) {
+static void log_fight_begins(Daemon *d, size_t i, const char *foreign, const Writer *w) {
         const PolicyKnob *k = &d->policy->knobs[i];
-        const Writer *w = daemon_writer_of(d, i, t);
         char cause[WRITER_LABEL_MAX + WRITER_EXE_MAX + 64];
         WriterFields wf;
 
@@ -192,28 +194,45 @@ static void log_fight_begins(Daemon *d, size_t i, const char *foreign, Trigger t
                   cause, w ? ")" : "");
 }
 
-/* Enforces one knob and logs what happened. True if it was corrected, or drifted in audit mode. */
-static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
+/*
+ * The correction of one knob, without its record. Returns false in a
+ * fight's backoff, where the knob is not even read.
+ */
+static bool enforce_one(Daemon *d, size_t i, EnforceOutcome *ret) {
         TrackedKnob *rt = &d->knobs[i];
-        const PolicyKnob *k = &d->policy->knobs[i];
-        EnforceOutcome o;
 
-        enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, daemon_mode(d), &o);
+        if (fight_in_backoff(&rt->fight)) {
+                fight_note_suppressed(&rt->fight);
+                return false;
+        }
+        enforce_knob(d->sysfs, &d->policy->knobs[i], &rt->file, d->ptes_max, daemon_mode(d), ret);
         /*
          * Our write woke whoever waits on the knob, most likely onto this
-         * CPU: let them see the fix before we spend ~10 us on the record
-         * (and wake journald with it). Returns at once if nothing waits.
+         * CPU: let them see the fix before we go on. Returns at once if
+         * nothing waits.
          */
-        if (o.written)
+        if (ret->written)
                 sched_yield();
-        daemon_writers_mark(d, i);
-        note_state(d, i, &o.before);
-        if (o.action != ENFORCE_NONE)
-                d->metrics_dirty = true;
+        return true;
+}
 
-        switch (o.action) {
+/* What one correction leaves to do: its record, and its fight. True if corrected, or drifted in audit mode.
+ */
+static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const EnforceOutcome *o) {
+        TrackedKnob *rt = &d->knobs[i];
+        const Writer *w = NULL;
+
+        daemon_writers_mark(d, i);
+        note_state(d, i, &o->before);
+        if (o->action != ENFORCE_NONE) {
+                d->metrics_dirty = true;
+                /* Once per record, and the fight it may start names the same writer. */
+                w = daemon_writer_of(d, i, t);
+        }
+
+        switch (o->action) {
         case ENFORCE_NONE:
-                if (o.before.state == KNOB_STATE_OK) {
+                if (o->before.state == KNOB_STATE_OK) {
                         rt->reported_errno = 0;
                         rt->reported[0] = '\0';
                         daemon_writer_forget(d, i);
@@ -221,17 +240,17 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
                 return false;
         case ENFORCE_AUDIT:
                 /* Report a drift once, not at every recheck while it lasts. */
-                if (strcmp(rt->reported, o.before.actual) != 0)
-                        log_correction(d, i, &o, t);
-                snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
+                if (strcmp(rt->reported, o->before.actual) != 0)
+                        log_correction(d, i, o, t, w);
+                snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
                 return true;
         case ENFORCE_FAILED:
                 rt->failures++;
                 /* No storm: the same failure on the same value is logged once. */
-                if (rt->reported_errno != o.error || strcmp(rt->reported, o.before.actual) != 0)
-                        log_correction(d, i, &o, t);
-                rt->reported_errno = o.error;
-                snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
+                if (rt->reported_errno != o->error || strcmp(rt->reported, o->before.actual) != 0)
+                        log_correction(d, i, o, t, w);
+                rt->reported_errno = o->error;
+                snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
                 break;
         case ENFORCE_CORRECTED:
                 rt->corrections[t]++;
@@ -239,7 +258,7 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
                 rt->reported_errno = 0;
                 rt->reported[0] = '\0';
                 rt->state = KNOB_STATE_OK;
-                log_correction(d, i, &o, t);
+                log_correction(d, i, o, t, w);
                 break;
         }
 
@@ -249,31 +268,37 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
          * writer, and a write that never sticks raises IN_MODIFY of its own,
          * which without this would loop.
          */
-        if (o.written && fight_note_correction(&rt->fight, &d->fight_config, now, o.before.actual)) {
+        if (o->written && fight_note_correction(&rt->fight, &d->fight_config, now, o->before.actual)) {
                 rt->fights++;
-                log_fight_begins(d, i, o.before.actual, t);
+                log_fight_begins(d, i, o->before.actual, w);
                 arm_backoff_timer(d);
         }
-        return o.action == ENFORCE_CORRECTED;
+        return o->action == ENFORCE_CORRECTED;
 }
 
-/* The one place a trigger checks a knob. In a fight's backoff we do not even read it. */
-static bool check_knob(Daemon *d, size_t i, Trigger t) {
+/*
+ * The one place a trigger checks knobs (all, or those marked in which):
+ * every one is corrected before any record is written, so a drift of two
+ * knobs at once (TuneD writes enabled and defrag back to back) waits for
+ * no record.
+ */
+static unsigned check_knobs(Daemon *d, const bool *which, Trigger t) {
+        size_t n = d->policy->n_knobs;
+        EnforceOutcome o[n + 1];
+        bool checked[n + 1];
         uint64_t now = daemon_now(d);
+        unsigned corrected = 0;
 
-        if (fight_in_backoff(&d->knobs[i].fight)) {
-                fight_note_suppressed(&d->knobs[i].fight);
-                return false;
-        }
-        return enforce_and_log(d, i, t, now);
+        for (size_t i = 0; i < n; i++)
+                checked[i] = (!which || which[i]) && enforce_one(d, i, &o[i]);
+        for (size_t i = 0; i < n; i++)
+                if (checked[i])
+                        corrected += report_one(d, i, t, now, &o[i]);
+        return corrected;
 }
 
 unsigned daemon_check_all(Daemon *d, Trigger t) {
-        unsigned corrected = 0;
-
-        for (size_t i = 0; i < d->policy->n_knobs; i++)
-                corrected += check_knob(d, i, t);
-        return corrected;
+        return check_knobs(d, NULL, t);
 }
 
 static void arm_backoff_timer(Daemon *d) {
@@ -322,7 +347,12 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                           "off %" PRIu64 "s",
                           k->path, suppressed, rt->fight.backoff_usec / USEC_PER_SEC);
                 /* Correct once at the window's end; the next window has already begun. */
-                enforce_and_log(d, i, TRIGGER_RECHECK, now);
+                {
+                        EnforceOutcome o;
+
+                        if (enforce_one(d, i, &o))
+                                report_one(d, i, TRIGGER_RECHECK, now, &o);
+                }
         }
         arm_backoff_timer(d);
         daemon_metrics_update(d);
@@ -495,9 +525,7 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
                 daemon_metrics_update(d);
                 return 0;
         }
-        for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (pending[i])
-                        check_knob(d, i, TRIGGER_INOTIFY);
+        check_knobs(d, pending, TRIGGER_INOTIFY);
         daemon_metrics_update(d);
         return 0;
 }
@@ -624,7 +652,7 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                 return log_error_errno(log, -ENOMEM, "cannot allocate the daemon");
         d->options = o;
         d->log = *log;
-        d->writer_events_fd = -1;
+        d->write_fd = d->gate_fd = -1;
 
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
@@ -647,9 +675,11 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot build the path of /proc");
-        r = daemon_setup_writer_events(d);
+        /* The writers' fanotify groups need CAP_SYS_ADMIN: open them, then drop every capability. */
+        daemon_open_writer_events(d);
+        r = capability_drop_all();
         if (r < 0)
-                return r;
+                return log_error_errno(&d->log, r, "cannot drop capabilities");
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -682,7 +712,7 @@ int daemon_start(Daemon *d) {
                 r = daemon_setup_reload(d);
         /* Before the first check, which opens and marks the knob files. */
         if (r >= 0)
-                r = daemon_setup_writer_source(d);
+                r = daemon_setup_writer_gate(d);
         if (r < 0)
                 return r;
 

@@ -808,6 +808,7 @@ int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret) {
         p = close + 1;
         if (end - p < 2 || p[0] != ' ' || !((p[1] >= 'A' && p[1] <= 'Z') || (p[1] >= 'a' && p[1] <= 'z')))
                 return -EBADMSG;
+        st.state = p[1];
         for (p += 2; p < end; field++) {
                 bool negative = false;
                 const char *num;

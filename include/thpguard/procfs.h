@@ -188,6 +188,7 @@ int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret
 typedef struct ProcStat {
         uint64_t pid;
         char comm[PROCFS_NAME_MAX]; /* escaped like ProcStatus.name */
+        char state;                 /* 'R', 'S', 'D', 'T' (stopped), 't' (traced), 'Z'... */
         uint64_t ppid;
         uint64_t flags;       /* PF_* */
         uint64_t utime_ticks; /* clock ticks, sysconf(_SC_CLK_TCK) a second */
