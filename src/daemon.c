@@ -194,18 +194,9 @@ static void log_fight_begins(Daemon *d, size_t i, const char *foreign, const Wri
                   cause, w ? ")" : "");
 }
 
-/*
- * The correction of one knob, without its record. Returns false in a
- * fight's backoff, where the knob is not even read.
- */
-static bool enforce_one(Daemon *d, size_t i, EnforceOutcome *ret) {
-        TrackedKnob *rt = &d->knobs[i];
-
-        if (fight_in_backoff(&rt->fight)) {
-                fight_note_suppressed(&rt->fight);
-                return false;
-        }
-        enforce_knob(d->sysfs, &d->policy->knobs[i], &rt->file, d->ptes_max, daemon_mode(d), ret);
+/* The correction of one knob, without its record. */
+static void enforce_one(Daemon *d, size_t i, EnforceOutcome *ret) {
+        enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->ptes_max, daemon_mode(d), ret);
         /*
          * Our write woke whoever waits on the knob, most likely onto this
          * CPU: let them see the fix before we go on. Returns at once if
@@ -213,6 +204,13 @@ static bool enforce_one(Daemon *d, size_t i, EnforceOutcome *ret) {
          */
         if (ret->written)
                 sched_yield();
+}
+
+/* In a fight's backoff a trigger does not even read the knob. */
+static bool in_backoff(Daemon *d, size_t i) {
+        if (!fight_in_backoff(&d->knobs[i].fight))
+                return false;
+        fight_note_suppressed(&d->knobs[i].fight);
         return true;
 }
 
@@ -289,8 +287,11 @@ static unsigned check_knobs(Daemon *d, const bool *which, Trigger t) {
         uint64_t now = daemon_now(d);
         unsigned corrected = 0;
 
-        for (size_t i = 0; i < n; i++)
-                checked[i] = (!which || which[i]) && enforce_one(d, i, &o[i]);
+        for (size_t i = 0; i < n; i++) {
+                checked[i] = (!which || which[i]) && !in_backoff(d, i);
+                if (checked[i])
+                        enforce_one(d, i, &o[i]);
+        }
         for (size_t i = 0; i < n; i++)
                 if (checked[i])
                         corrected += report_one(d, i, t, now, &o[i]);
@@ -328,6 +329,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 const PolicyKnob *k = &d->policy->knobs[i];
                 LogField f[] = { { "THPGUARD_KNOB", k->path }, { "THPGUARD_OBSERVED", rt->fight.foreign } };
                 uint64_t suppressed;
+                EnforceOutcome o;
                 KnobStatus st;
 
                 if (!rt->fight.active || rt->fight.until_usec > now)
@@ -347,12 +349,8 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                           "off %" PRIu64 "s",
                           k->path, suppressed, rt->fight.backoff_usec / USEC_PER_SEC);
                 /* Correct once at the window's end; the next window has already begun. */
-                {
-                        EnforceOutcome o;
-
-                        if (enforce_one(d, i, &o))
-                                report_one(d, i, TRIGGER_RECHECK, now, &o);
-                }
+                enforce_one(d, i, &o);
+                report_one(d, i, TRIGGER_RECHECK, now, &o);
         }
         arm_backoff_timer(d);
         daemon_metrics_update(d);
