@@ -28,6 +28,14 @@
 #include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
 
+/* A record not written yet: its writer's event was not in when the knob was corrected. */
+typedef struct PendingRecord {
+        EnforceOutcome outcome;
+        Trigger trigger;
+        bool log;   /* the correction, failure or audit drift */
+        bool fight; /* the writer fight it started */
+} PendingRecord;
+
 /* What the daemon keeps per managed knob, across rechecks and reloads. */
 typedef struct TrackedKnob {
         char path[KNOB_PATH_MAX]; /* same as the policy knob's; the key across reloads */
@@ -45,9 +53,12 @@ typedef struct TrackedKnob {
         unsigned marked_opened; /* file.opened when its inode was marked; 0: not marked */
         dev_t marked_dev;
         ino_t marked_ino;
-        Writer writer;     /* the last foreign writer seen */
-        int writer_dirfd;  /* its /proc/PID, where the loop looked it up itself; -1 */
-        bool writer_fresh; /* seen since the knob last read compliant */
+        Writer writer;             /* the last foreign writer seen */
+        int writer_dirfd;          /* its /proc/PID, where the loop looked it up itself; -1 */
+        uint64_t writer_seen_usec; /* CLOCK_MONOTONIC: when its last write was read */
+        bool writer_fresh;         /* seen since the knob last read compliant */
+        PendingRecord pending;
+        bool record_pending;
         WriterTallies writes;
 } TrackedKnob;
 
@@ -91,6 +102,7 @@ typedef struct Daemon {
         WriterGate *gate;                 /* NULL: none, or it was lost */
         WriterGateCounters gate_counters; /* a lost gate's last */
         sd_event_source *gate_exit_source, *gate_timer;
+        sd_event_source *late_write_source, *late_write_timer; /* records waiting for their writer */
         pid_t self_pid;
         bool writer_overflow_logged;
 } Daemon;
@@ -104,6 +116,8 @@ uint64_t daemon_now(Daemon *d);
 PolicyMode daemon_mode(const Daemon *d);
 unsigned daemon_check_all(Daemon *d, Trigger t);
 int daemon_install_policy(Daemon *d, Policy *p);
+/* Writes the records that wait for their writer: those whose writer is in, or all of them if expired. */
+void daemon_flush_records(Daemon *d, bool expired);
 void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when);
 /* Arms a timer for an absolute CLOCK_MONOTONIC time; a failure ends the loop (systemd restarts us). */
 void daemon_arm_timer(Daemon *d, sd_event_source *timer, uint64_t usec, const char *what);
@@ -119,7 +133,15 @@ void daemon_open_writer_events(Daemon *d);
 int daemon_setup_writer_gate(Daemon *d);
 void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret);
 void daemon_writers_mark(Daemon *d, size_t i);
-const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t);
+bool daemon_writers_on(const Daemon *d);
+const Writer *daemon_writer_of(Daemon *d, size_t i);
+/* The writer of a write read just before the knob last read compliant, if that was moments ago. */
+const Writer *daemon_writer_just_before(Daemon *d, size_t i);
+/*
+ * on: calls daemon_flush_records() when the write group has events, and
+ * with expired once WRITER_LATE_EVENT_USEC have passed; off: stops that.
+ */
+void daemon_writers_await(Daemon *d, bool on);
 void daemon_writer_forget(Daemon *d, size_t i);
 void daemon_writers_free(Daemon *d);
 

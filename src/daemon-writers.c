@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,12 +21,10 @@
 #include "thpguard/writer-events.h"
 
 /*
- * inotify and fanotify hear of a write in the same kernel call, inotify
- * first: a loop woken by the one may run before the other is queued, when
- * the writer was preempted in between. A record of an inotify-seen drift
- * waits this long for its writer's event.
+ * How long a record of an inotify-seen drift waits for its writer's
+ * fanotify event (see record() in daemon.c). The correction never waits.
  */
-#define WRITER_LATE_EVENT_MSEC 2
+#define WRITER_LATE_EVENT_USEC (20 * USEC_PER_MSEC)
 
 static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
@@ -72,6 +69,7 @@ static void note_write(Daemon *d, size_t i, pid_t pid) {
         if (!same_writer(rt, pid))
                 look_up(d, rt, pid);
         rt->writer_fresh = true;
+        rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
         writer_label(&rt->writer, label, sizeof(label));
         writer_tally_add(&rt->writes, label);
         d->metrics_dirty = true;
@@ -107,21 +105,78 @@ static void drain(Daemon *d) {
         }
 }
 
-const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t) {
-        struct pollfd p = { .fd = d->write_fd, .events = POLLIN };
+bool daemon_writers_on(const Daemon *d) {
+        return d->write_fd >= 0;
+}
 
+const Writer *daemon_writer_of(Daemon *d, size_t i) {
         if (d->write_fd < 0)
                 return NULL;
         drain(d);
-        /*
-         * An inotify event means a write just happened, so its fanotify event
-         * is due: wait for it a little. Other triggers may find drift that no
-         * event will ever name (written before we started, or through another
-         * sysfs): no waiting for them.
-         */
-        if (t == TRIGGER_INOTIFY && !d->knobs[i].writer_fresh && poll(&p, 1, WRITER_LATE_EVENT_MSEC) > 0)
-                drain(d);
         return d->knobs[i].writer_fresh ? &d->knobs[i].writer : NULL;
+}
+
+/*
+ * A shell's `echo always > enabled` truncates the file in open() and then
+ * writes it: two modify events, which the kernel merges into one while
+ * neither is read. When the loop woke on the truncation, read the knob
+ * compliant and took that event, the write that drifts it brings none of
+ * its own. So a record whose writer's event never came names the writer of
+ * the event taken just before, if that was no longer ago than this.
+ */
+#define WRITER_JUST_BEFORE_USEC (WRITER_LATE_EVENT_USEC + 30 * USEC_PER_MSEC)
+
+const Writer *daemon_writer_just_before(Daemon *d, size_t i) {
+        const TrackedKnob *rt = &d->knobs[i];
+
+        if (d->write_fd < 0 || rt->writer.pid <= 0 ||
+            now_usec(CLOCK_MONOTONIC) - rt->writer_seen_usec > WRITER_JUST_BEFORE_USEC)
+                return NULL;
+        return &rt->writer;
+}
+
+static int on_late_write(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        daemon_flush_records(userdata, false);
+        return 0;
+}
+
+static int on_late_write_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        daemon_flush_records(userdata, true);
+        return 0;
+}
+
+void daemon_writers_await(Daemon *d, bool on) {
+        uint64_t usec = daemon_now(d) + WRITER_LATE_EVENT_USEC;
+        int r = 0, enabled = SD_EVENT_OFF;
+
+        if (!on) {
+                (void)sd_event_source_set_enabled(d->late_write_source, SD_EVENT_OFF);
+                (void)sd_event_source_set_enabled(d->late_write_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!d->late_write_source) {
+                r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
+                if (r >= 0)
+                        r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec,
+                                              USEC_PER_MSEC, on_late_write_timer, d);
+                if (r >= 0) {
+                        (void)sd_event_source_set_description(d->late_write_source, "writer-late-event");
+                        (void)sd_event_source_set_description(d->late_write_timer,
+                                                              "writer-late-event-timer");
+                }
+        }
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->late_write_source, SD_EVENT_ON);
+        if (r < 0) {
+                /* Nothing would ever write the record: write it now, writer unknown. */
+                log_error_errno(&d->log, r, "cannot wait for a writer's event");
+                daemon_flush_records(d, true);
+                return;
+        }
+        /* A later record does not push back an earlier one's deadline. */
+        (void)sd_event_source_get_enabled(d->late_write_timer, &enabled);
+        if (enabled == SD_EVENT_OFF)
+                daemon_arm_timer(d, d->late_write_timer, usec, "the writer's late-event timer");
 }
 
 void daemon_writer_forget(Daemon *d, size_t i) {
@@ -253,6 +308,8 @@ int daemon_setup_writer_gate(Daemon *d) {
 }
 
 void daemon_writers_free(Daemon *d) {
+        d->late_write_source = event_source_disable_unref(d->late_write_source);
+        d->late_write_timer = event_source_disable_unref(d->late_write_timer);
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);
         d->gate = writer_gate_free(d->gate);

@@ -214,39 +214,100 @@ static bool in_backoff(Daemon *d, size_t i) {
         return true;
 }
 
+/* A record, and the fight it starts, naming the writer w (NULL: unknown). */
+static void write_record(Daemon *d, size_t i, const PendingRecord *r, const Writer *w) {
+        if (r->log)
+                log_correction(d, i, &r->outcome, r->trigger, w);
+        if (r->fight)
+                log_fight_begins(d, i, r->outcome.before.actual, w);
+}
+
+/*
+ * Writes a record now if its writer is known; else, for a drift inotify
+ * announced, keeps it until the writer's event is in, or for at most
+ * WRITER_LATE_EVENT_USEC (daemon-writers.c). inotify and fanotify hear of a write
+ * in the same kernel call, inotify first: a writer preempted in between
+ * (a busy CPU, a throttled cgroup) queues its fanotify event late. The loop
+ * never waits for it.
+ */
+static void record(Daemon *d, size_t i, const PendingRecord *r) {
+        const Writer *w = daemon_writer_of(d, i);
+
+        if (w || r->trigger != TRIGGER_INOTIFY || !daemon_writers_on(d)) {
+                write_record(d, i, r, w);
+                return;
+        }
+        d->knobs[i].pending = *r;
+        d->knobs[i].record_pending = true;
+        daemon_writers_await(d, true);
+}
+
+void daemon_flush_records(Daemon *d, bool expired) {
+        bool waiting = false;
+
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                TrackedKnob *rt = &d->knobs[i];
+                const Writer *w;
+
+                if (!rt->record_pending)
+                        continue;
+                w = daemon_writer_of(d, i);
+                if (!w && !expired) {
+                        waiting = true;
+                        continue;
+                }
+                if (!w)
+                        w = daemon_writer_just_before(d, i);
+                rt->record_pending = false;
+                write_record(d, i, &rt->pending, w);
+        }
+        if (!waiting)
+                daemon_writers_await(d, false);
+}
+
 /* What one correction leaves to do: its record, and its fight. True if corrected, or drifted in audit mode.
  */
 static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const EnforceOutcome *o) {
         TrackedKnob *rt = &d->knobs[i];
-        const Writer *w = NULL;
+        PendingRecord r = { .outcome = *o, .trigger = t };
+        bool drifted = false;
 
+        /*
+         * A record still waiting for its writer goes first when the knob
+         * drifted again (this drift may have another writer); our own write's
+         * echo, a compliant read, leaves it waiting.
+         */
+        if (rt->record_pending && o->action != ENFORCE_NONE) {
+                rt->record_pending = false;
+                write_record(d, i, &rt->pending, daemon_writer_of(d, i));
+        }
         daemon_writers_mark(d, i);
         note_state(d, i, &o->before);
-        if (o->action != ENFORCE_NONE) {
+        if (o->action != ENFORCE_NONE)
                 d->metrics_dirty = true;
-                /* Once per record, and the fight it may start names the same writer. */
-                w = daemon_writer_of(d, i, t);
-        }
 
         switch (o->action) {
         case ENFORCE_NONE:
                 if (o->before.state == KNOB_STATE_OK) {
                         rt->reported_errno = 0;
                         rt->reported[0] = '\0';
-                        daemon_writer_forget(d, i);
+                        /* Its writer is needed yet: forgotten once the waiting record is written. */
+                        if (rt->record_pending)
+                                daemon_flush_records(d, false);
+                        if (!rt->record_pending)
+                                daemon_writer_forget(d, i);
                 }
                 return false;
         case ENFORCE_AUDIT:
                 /* Report a drift once, not at every recheck while it lasts. */
-                if (strcmp(rt->reported, o->before.actual) != 0)
-                        log_correction(d, i, o, t, w);
+                r.log = strcmp(rt->reported, o->before.actual) != 0;
                 snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
-                return true;
+                drifted = true;
+                break;
         case ENFORCE_FAILED:
                 rt->failures++;
                 /* No storm: the same failure on the same value is logged once. */
-                if (rt->reported_errno != o->error || strcmp(rt->reported, o->before.actual) != 0)
-                        log_correction(d, i, o, t, w);
+                r.log = rt->reported_errno != o->error || strcmp(rt->reported, o->before.actual) != 0;
                 rt->reported_errno = o->error;
                 snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
                 break;
@@ -256,7 +317,8 @@ static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const Enfor
                 rt->reported_errno = 0;
                 rt->reported[0] = '\0';
                 rt->state = KNOB_STATE_OK;
-                log_correction(d, i, o, t, w);
+                r.log = true;
+                drifted = true;
                 break;
         }
 
@@ -268,10 +330,12 @@ static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const Enfor
          */
         if (o->written && fight_note_correction(&rt->fight, &d->fight_config, now, o->before.actual)) {
                 rt->fights++;
-                log_fight_begins(d, i, o->before.actual, w);
+                r.fight = true;
                 arm_backoff_timer(d);
         }
-        return o->action == ENFORCE_CORRECTED;
+        if (r.log || r.fight)
+                record(d, i, &r);
+        return drifted;
 }
 
 /*
@@ -534,6 +598,9 @@ int daemon_install_policy(Daemon *d, Policy *p) {
         TrackedKnob *k = NULL;
         int r;
 
+        /* The records of the policy going out are written under it. */
+        if (d->knobs)
+                daemon_flush_records(d, true);
         r = tracked_knobs_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
@@ -757,6 +824,7 @@ int daemon_run(const DaemonOptions *o) {
         r = sd_event_loop(d->event);
         if (r < 0)
                 log_error_errno(&d->log, r, "the event loop failed");
+        daemon_flush_records(d, true);
         /* A clean stop leaves thpguard_up 0 in the metrics, and the knobs as they are. */
         d->stopped = true;
         if (daemon_metrics_path(d))
