@@ -101,6 +101,7 @@ typedef struct Daemon {
         int gate_fd;                      /* the open group, until the gate takes it */
         WriterGate *gate;                 /* NULL: none, or it was lost */
         WriterGateCounters gate_counters; /* a lost gate's last */
+        bool gate_lost;
         sd_event_source *gate_exit_source, *gate_timer;
         sd_event_source *late_write_source, *late_write_timer; /* records waiting for their writer */
         pid_t self_pid;

@@ -24,10 +24,12 @@ void daemon_metrics_write(Daemon *d) {
         const char *path = daemon_metrics_path(d);
         _cleanup_free_ MetricsKnob *knobs = NULL;
         _cleanup_free_ MetricsKernel *kernel = NULL;
+        WriterGateCounters gate;
         int r = -ENOMEM;
 
         knobs = calloc(d->policy->n_knobs ? d->policy->n_knobs : 1, sizeof(*knobs));
         kernel = malloc(sizeof(*kernel));
+        daemon_writer_counters(d, &gate);
         if (knobs && kernel) {
                 MetricsSnapshot s = {
                         .up = !d->stopped,
@@ -39,6 +41,8 @@ void daemon_metrics_write(Daemon *d) {
                         .reloads_failed = d->reloads_failed,
                         .last_correction_usec = d->last_correction_usec,
                         .kernel = kernel,
+                        .gate_up = d->gate != NULL,
+                        .gate = d->gate || d->gate_lost ? &gate : NULL,
                 };
 
                 for (size_t i = 0; i < d->policy->n_knobs; i++) {

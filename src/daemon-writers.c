@@ -229,6 +229,7 @@ static void gate_lost(Daemon *d, WriterGateHealth h) {
                                            : "exited",
                   c.opens);
         d->gate_counters = c;
+        d->gate_lost = true;
         d->gate = writer_gate_free(d->gate);
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);

@@ -12,7 +12,9 @@ real_sysfs_begin
 
 WRITERS=${WRITERS:-200}
 thp_set enabled madvise
-write_policy "$POLICY" 'recheck_interval = 30; fight_threshold = 0; thp = { enabled = "madvise"; };'
+source "$SRCDIR/tests/lib/metrics.sh"
+write_policy "$POLICY" "recheck_interval = 30; fight_threshold = 0; metrics_file = \"$TMP/thpguard.prom\";
+thp = { enabled = \"madvise\"; };"
 daemon_start
 wait_log 'msg="started' 2
 gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate || true)
@@ -59,6 +61,13 @@ stop_hogs() { kill "${hogs[@]}" 2>/dev/null || true; }
 on_exit stop_hogs
 one_shot_round "both CPUs busy"
 stop_hogs
+# One lookup per process, not per open; every open let through.
+wait_metric_ge "$TMP/thpguard.prom" thpguard_writer_gate_opens_total $((2 * WRITERS)) 3
+metric_is "$TMP/thpguard.prom" thpguard_writer_gate_up 1 || fail "thpguard_writer_gate_up is not 1"
+lookups=$(metric "$TMP/thpguard.prom" thpguard_writer_lookups_total)
+opens=$(metric "$TMP/thpguard.prom" thpguard_writer_gate_opens_total)
+echo "the gate let $opens opens through after $lookups lookups"
+[ "${lookups:-0}" -ge $((2 * WRITERS * 95 / 100)) ] || fail "thpguard_writer_lookups_total is ${lookups:-absent}"
 
 # ---- 2. A stopped daemon holds nobody: the gate answers on its own. ----
 kill -STOP "$DAEMON_PID"
@@ -75,6 +84,7 @@ t1=$(date +%s%N)
 expect_rc 0
 echo "gate stopped: the held open went on after $(((t1 - t0) / 1000000)) ms"
 wait_log 'msg="the writer gate \(pid [0-9]+\) stopped answering' 5
+wait_until 3 metric_is "$TMP/thpguard.prom" thpguard_writer_gate_up 0 || fail "thpguard_writer_gate_up is not 0 after the gate was killed"
 ! kill -0 "$gate" 2>/dev/null || fail "the stopped gate $gate is still there"
 # Corrections go on without it, and a writer is still named, or said to have exited.
 sh -c "echo always > $THP/enabled" 9>&- &
