@@ -31,6 +31,8 @@
  */
 #define PROCFS_MEMINFO_SIZE_MAX (64 * 1024)
 #define PROCFS_VMSTAT_SIZE_MAX  (256 * 1024)
+/* /proc/pressure/memory is two lines of about 50 bytes. */
+#define PROCFS_PRESSURE_SIZE_MAX 1024
 
 /* ---- /proc/meminfo ------------------------------------------------------ */
 
