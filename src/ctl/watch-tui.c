@@ -232,6 +232,7 @@ int watch_tui_run(WatchSession *w, const CtlWatchOptions *o) {
         const WatchFrame *fr = NULL;
         uint64_t deadline, shown = 0;
         int ret = CTL_EXIT_OK;
+        SCREEN *scr;
         sigset_t old;
 
         sfd = signals_block(&old);
@@ -240,11 +241,12 @@ int watch_tui_run(WatchSession *w, const CtlWatchOptions *o) {
                         strerror(-sfd));
                 return CTL_EXIT_FAILURE;
         }
-        if (!initscr()) {
+        /* newterm(), not initscr(), which exits when the terminal is unknown (no terminfo in a container).
+         */
+        scr = newterm(NULL, stdout, stdin);
+        if (!scr) {
                 sigprocmask(SIG_SETMASK, &old, NULL);
-                fprintf(stderr, "thpguardctl watch: cannot start the full-screen view (TERM=%s)\n",
-                        getenv("TERM") ?: "");
-                return CTL_EXIT_FAILURE;
+                return -ENOTTY;
         }
         cbreak();
         noecho();
@@ -274,6 +276,7 @@ int watch_tui_run(WatchSession *w, const CtlWatchOptions *o) {
                         break;
         }
         endwin();
+        delscreen(scr);
         /* A signal that ended the view is taken here, not delivered (and fatal) once unblocked. */
         while (read(sfd, &(struct signalfd_siginfo){}, sizeof(struct signalfd_siginfo)) > 0)
                 ;

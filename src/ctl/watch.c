@@ -541,7 +541,13 @@ int ctl_watch_run(const CtlWatchOptions *o) {
                 fprintf(stderr, "thpguardctl watch: out of memory\n");
         if (r < 0)
                 return CTL_EXIT_FAILURE;
-        if (!o->json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO))
-                return watch_tui_run(w, o);
+        if (!o->json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)) {
+                r = watch_tui_run(w, o);
+                if (r != -ENOTTY)
+                        return r;
+                fprintf(stderr,
+                        "thpguardctl watch: no terminfo entry for TERM=%s: one line an interval instead\n",
+                        getenv("TERM") ?: "");
+        }
         return run_lines(w, o);
 }

@@ -81,5 +81,9 @@ typedef struct WatchSession WatchSession;
 /* Samples the node now and returns the frame since the previous sample; valid until the next call. */
 int watch_session_tick(WatchSession *w, const WatchFrame **ret);
 
-/* The full-screen view until q, Ctrl-C or o->count intervals; returns the exit status. */
+/*
+ * The full-screen view until q, Ctrl-C or o->count intervals; returns the
+ * exit status, or -ENOTTY when the terminal has no terminfo entry (then
+ * nothing was drawn).
+ */
 int watch_tui_run(WatchSession *w, const CtlWatchOptions *o);
