@@ -65,16 +65,6 @@ static void watch_session_free(WatchSession *w) {
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(WatchSession *, watch_session_free);
 
-static uint64_t sysfs_u64(const Sysfs *s, const char *knob) {
-        char buf[64];
-        uint64_t v;
-        size_t len;
-
-        if (sysfs_read(s, knob, buf, sizeof(buf), &len) < 0 || knob_value_parse_u64(buf, len, &v) < 0)
-                return PROCFS_UNKNOWN;
-        return v;
-}
-
 /* The vmstat counters, AnonHugePages and PSI; what cannot be read stays absent. */
 static void sample_proc(WatchSession *w, ThpSample *s) {
         const char *root = w->o->status.proc_root;
@@ -102,8 +92,8 @@ static void sample_proc(WatchSession *w, ThpSample *s) {
 static void sample_khugepaged(WatchSession *w, ThpSample *s) {
         uint64_t usec;
 
-        s->counters[THP_COUNTER_PAGES_COLLAPSED] = sysfs_u64(w->sysfs, "khugepaged/pages_collapsed");
-        s->counters[THP_COUNTER_FULL_SCANS] = sysfs_u64(w->sysfs, "khugepaged/full_scans");
+        s->counters[THP_COUNTER_PAGES_COLLAPSED] = ctl_sysfs_u64(w->sysfs, "khugepaged/pages_collapsed");
+        s->counters[THP_COUNTER_FULL_SCANS] = ctl_sysfs_u64(w->sysfs, "khugepaged/full_scans");
         if (metrics_read_khugepaged(w->o->status.proc_root, &w->khugepaged, now_usec(CLOCK_MONOTONIC),
                                     &usec) >= 0) {
                 s->counters[THP_COUNTER_KHUGEPAGED_CPU_USEC] = usec;
@@ -121,8 +111,8 @@ static void sample_sizes(WatchSession *w, ThpSample *s) {
                 snprintf(fallback, sizeof(fallback), "%s/stats/anon_fault_fallback", z->dir);
                 s->sizes[s->n_sizes++] = (ThpSizeSample){
                         .size_kb = z->size_kb,
-                        .anon_fault_alloc = sysfs_u64(w->sysfs, alloc),
-                        .anon_fault_fallback = sysfs_u64(w->sysfs, fallback),
+                        .anon_fault_alloc = ctl_sysfs_u64(w->sysfs, alloc),
+                        .anon_fault_fallback = ctl_sysfs_u64(w->sysfs, fallback),
                 };
         }
 }
