@@ -24,8 +24,7 @@
 #include "thpguard/number.h"
 #include "watch.h"
 
-/* Room for every process with huge pages: the growth of one missing from the previous scan would be its
- * total. */
+/* All processes with huge pages are kept: one left out would grow by its total in the next scan. */
 #define SCAN_PROCESSES_MAX 1000000
 
 struct WatchSession {
