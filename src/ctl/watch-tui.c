@@ -189,6 +189,7 @@ static void draw(const WatchFrame *fr) {
 /* The signals that end the view; blocked, and read from the returned fd. */
 static int signals_block(sigset_t *ret_old) {
         sigset_t mask;
+        int fd, r;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
@@ -197,7 +198,13 @@ static int signals_block(sigset_t *ret_old) {
         sigaddset(&mask, SIGQUIT);
         if (sigprocmask(SIG_BLOCK, &mask, ret_old) < 0)
                 return -errno;
-        return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (fd < 0) {
+                r = -errno;
+                sigprocmask(SIG_SETMASK, ret_old, NULL);
+                return r;
+        }
+        return fd;
 }
 
 typedef enum Wake {
@@ -241,8 +248,7 @@ int watch_tui_run(WatchSession *w, const CtlWatchOptions *o) {
                         strerror(-sfd));
                 return CTL_EXIT_FAILURE;
         }
-        /* newterm(), not initscr(), which exits when the terminal is unknown (no terminfo in a container).
-         */
+        /* Not initscr(): it exits on a terminal without terminfo (a minimal container). */
         scr = newterm(NULL, stdout, stdin);
         if (!scr) {
                 sigprocmask(SIG_SETMASK, &old, NULL);
