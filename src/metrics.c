@@ -17,8 +17,6 @@
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
 
-/* pressure/memory is two lines of about 50 bytes. */
-#define PROC_PRESSURE_MAX 1024
 /* Our own file: a few lines per knob. */
 #define METRICS_FILE_MAX (1024 * 1024)
 
@@ -388,7 +386,7 @@ static uint64_t kb_to_bytes(uint64_t kb) {
 
 /* PSI: absent before 4.20 (ENOENT) and with psi=0 (the read fails with EOPNOTSUPP); neither is an error. */
 static int read_memory_pressure(const char *proc_root, MetricsKernel *k) {
-        char buf[PROC_PRESSURE_MAX];
+        char buf[PROCFS_PRESSURE_SIZE_MAX];
         ProcPressure pr;
         size_t len;
         int r;

@@ -31,6 +31,8 @@
  */
 #define PROCFS_MEMINFO_SIZE_MAX (64 * 1024)
 #define PROCFS_VMSTAT_SIZE_MAX  (256 * 1024)
+/* /proc/pressure/memory is two lines of about 50 bytes. */
+#define PROCFS_PRESSURE_SIZE_MAX 1024
 
 /* ---- /proc/meminfo ------------------------------------------------------ */
 
@@ -209,6 +211,9 @@ int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret);
 typedef struct ProcPressure {
         uint64_t some_total_usec; /* required */
         uint64_t full_total_usec; /* PROCFS_UNKNOWN without a "full" line */
+        /* avg10 in hundredths of a percent ("0.26" is 26); PROCFS_UNKNOWN if absent or not N.NN */
+        uint64_t some_avg10_centi;
+        uint64_t full_avg10_centi;
 } ProcPressure;
 
 /*

@@ -16,6 +16,7 @@
 #include "ctl.h"
 #include "thpguard/event-util.h"
 #include "thpguard/number.h"
+#include "watch.h"
 
 #ifndef THPGUARD_VERSION
 #define THPGUARD_VERSION "unknown"
@@ -39,6 +40,8 @@ static void help(void) {
                "                          [--journal-dir DIR]\n"
                "       thpguardctl pid PID [--json] [--sysfs-root DIR] [--proc-root DIR] [--top N]\n"
                "       thpguardctl writers [--since TIME] [--json] [--journal-dir DIR]\n"
+               "       thpguardctl watch [--interval SECONDS] [--count N] [--top N] [--json] (see watch "
+               "--help)\n"
                "       thpguardctl exec --thp=disable|advised-only|inherit [--] COMMAND [ARGS...]\n"
                "Diagnose Transparent Huge Pages on this node; run a command with a per-process THP mode.\n"
                "\n"
@@ -48,6 +51,8 @@ static void help(void) {
                "           vmstat counters, top processes by AnonHugePages. Read-only.\n"
                "  pid      one process: Rss against Pss, AnonHugePages and its largest mappings, its THP\n"
                "           state, and what to compare Rss with. Read-only.\n"
+               "  watch    what THP is doing now, as rates every interval: faults, khugepaged, splits,\n"
+               "           compaction, memory pressure, who grows; full-screen on a terminal. Read-only.\n"
                "  writers  who wrote the THP knobs behind thpguardd's back, from its journal records:\n"
                "           per writer the writes, knobs, first and last time, pid, unit, pod. Read-only.\n"
                "  exec     set prctl(PR_SET_THP_DISABLE) and exec COMMAND; children inherit the mode.\n"
@@ -304,6 +309,9 @@ int main(int argc, char **argv) {
                 printf("thpguardctl " THPGUARD_VERSION "\n");
                 return CTL_EXIT_OK;
         }
+        /* watch parses its own options (watch.c). */
+        if (strcmp(argv[1], "watch") == 0)
+                return ctl_watch_main(argc - 1, argv + 1);
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
                 if (strcmp(argv[1], commands[i].name) != 0)
                         continue;
