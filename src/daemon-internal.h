@@ -120,6 +120,9 @@ const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t);
 void daemon_writer_forget(Daemon *d, size_t i);
 void daemon_writers_free(Daemon *d);
 
+/* daemon-sandbox.c: Landlock and seccomp, before any thread exists */
+int daemon_confine(Daemon *d);
+
 /* daemon-metrics.c */
 const char *daemon_metrics_path(const Daemon *d);
 void daemon_metrics_write(Daemon *d);

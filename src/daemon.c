@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
+#include "thpguard/capability.h"
 #include "thpguard/compliance.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
@@ -614,6 +615,24 @@ Daemon *daemon_free(Daemon *d) {
         return NULL;
 }
 
+/*
+ * Once the fanotify group is open, before the policy or any /proc file is
+ * read and before the writer lookups' thread exists (capset() is per
+ * thread): nothing of root is left, and what the kernel refused is fatal.
+ */
+static int drop_privileges(Daemon *d) {
+        char why[256];
+        int r;
+
+        r = capability_drop_all();
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot drop capabilities");
+        r = capability_check_dropped(why, sizeof(why));
+        if (r < 0)
+                return log_error_errno(&d->log, r, "not starting with privileges left: %s", why);
+        return 0;
+}
+
 /* Everything that does not depend on the policy: the sysfs root, the event loop, the knobs' watch. */
 int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         _cleanup_(daemon_freep) Daemon *d = NULL;
@@ -650,6 +669,9 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = daemon_setup_writer_events(d);
         if (r < 0)
                 return r;
+        r = drop_privileges(d);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -676,6 +698,10 @@ int daemon_start(Daemon *d) {
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot install the policy");
         TAKE_PTR(p); /* the daemon's now */
+        /* Confined for good before any thread, event source or write. */
+        r = daemon_confine(d);
+        if (r < 0)
+                return r;
 
         r = setup_exit_signals(d);
         if (r >= 0)

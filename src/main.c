@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "thpguard/capability.h"
 #include "thpguard/compliance.h"
 #include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
@@ -344,6 +345,25 @@ static int run_alive(const Args *a) {
         return EXIT_COMPLIANT;
 }
 
+/*
+ * The one-shot modes (the readiness probe, ExecReload='s --check-config)
+ * read the policy and /proc: with nothing of root left, before any of it.
+ * The THP files are root's, 0644, which --once writes as root alone.
+ */
+static int drop_privileges(void) {
+        char why[256];
+        int r;
+
+        r = capability_drop_all();
+        if (r >= 0)
+                r = capability_check_dropped(why, sizeof(why));
+        else
+                snprintf(why, sizeof(why), "%s", strerror(-r));
+        if (r < 0)
+                fprintf(stderr, "thpguardd: cannot drop privileges: %s\n", why);
+        return r;
+}
+
 int main(int argc, char **argv) {
         Args a;
 
@@ -351,6 +371,9 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "Try 'thpguardd --help'.\n");
                 return EXIT_ERROR;
         }
+        /* The daemon drops its own once its fanotify group is open (daemon_new()). */
+        if (a.action != ACTION_DAEMON && drop_privileges() < 0)
+                return a.action == ACTION_CHECK_CONFIG ? EXIT_FAILURE : EXIT_ERROR;
         switch (a.action) {
         case ACTION_HELP:
                 help();

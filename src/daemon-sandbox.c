@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's confinement (sandbox.h), once the first policy is loaded and
+ * before any thread or event source exists. Every file the daemon writes
+ * after startup is in the list below; one it misses fails with EACCES.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon-internal.h"
+#include "thpguard/sandbox.h"
+
+int daemon_confine(Daemon *d) {
+        /* A reload cannot move the metrics file to another directory: that directory is fixed here. */
+        const char *written[] = { daemon_metrics_path(d) };
+        SandboxDaemon files = {
+                .proc_root = d->proc_root,
+                .policy_file = d->options->config,
+                .knob_dir = d->sysfs->thp_dir,
+                .written_files = written,
+                .n_written_files = written[0] ? ELEMENTSOF(written) : 0,
+        };
+        SandboxResult res;
+        char what[128];
+        int r;
+
+        r = sandbox_confine_daemon(&files, &res);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot confine the daemon");
+        if (res.landlock_abi == 0)
+                log_plain(&d->log, LOG_INFO,
+                          "Landlock is not available (%s): file access is confined only by the service's "
+                          "own settings",
+                          strerror(-res.landlock_error));
+        if (!res.seccomp)
+                log_plain(&d->log, LOG_INFO,
+                          "no seccomp filter (%s): kill(), ptrace() and the rest are not refused by the "
+                          "daemon itself",
+                          strerror(-res.seccomp_error));
+        if (res.missing)
+                log_plain(&d->log, LOG_WARNING, "%s does not exist: the daemon will not be able to use it",
+                          res.missing);
+        sandbox_describe(&res, what, sizeof(what));
+        log_plain(&d->log, LOG_INFO, "confined: %s", what);
+        return 0;
+}
