@@ -21,9 +21,17 @@ int daemon_confine(Daemon *d) {
                 .n_written_files = written[0] ? ELEMENTSOF(written) : 0,
         };
         SandboxResult res;
-        char what[128];
+        char what[128], why[128];
         int r;
 
+        /* --metrics-file (the policy's is checked with the policy): never a file we did not write. */
+        if (d->options->metrics_file) {
+                r = metrics_file_check_ours(d->options->metrics_file, why, sizeof(why));
+                if (r < 0)
+                        return log_error_errno(&d->log, r,
+                                               "--metrics-file %s %s; not starting, nothing was written",
+                                               d->options->metrics_file, why);
+        }
         r = sandbox_confine_daemon(&files, &res);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot confine the daemon");

@@ -159,6 +159,11 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                                         optarg);
                                 return -EINVAL;
                         }
+                        if (!metrics_file_name_valid(optarg)) {
+                                fprintf(stderr, "thpguardd: --metrics-file: '%s' is not a NAME.prom file\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
                         a.metrics_file = optarg;
                         break;
                 case 'h':
