@@ -372,6 +372,7 @@ int ctl_writers_print_json(FILE *f, const CtlWritersOptions *opts, const CtlFore
                 return -ENOMEM;
         }
         add(root, "journal_dir", opts->journal_dir ? json_string_utf8(opts->journal_dir) : NULL);
+        add(root, "source", json_string_utf8(w->source));
         add(root, "since_usec", json_new_uint64(w->since_usec));
         add(root, "since", time_json(w->since_usec));
         add(root, "count", json_new_uint64(w->n_drift));

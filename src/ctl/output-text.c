@@ -352,12 +352,14 @@ void ctl_writers_print_text(FILE *f, const CtlWritersOptions *o, const CtlForeig
                 o->journal_dir ? escape_str(o->journal_dir, dir, sizeof(dir)) : "");
         if (n == 0) {
                 fprintf(f, "none\n");
+                fprintf(f, "Read: %s\n", w->source);
                 return;
         }
         fprintf(f, "%" PRIu64 " by %zu writer(s)", w->n_drift, n);
         if (w->n_fight > 0)
                 fprintf(f, ", %" PRIu64 " writer-fight warning(s)", w->n_fight);
         fputc('\n', f);
+        fprintf(f, "Read: %s\n", w->source);
         for (size_t i = 0; i < w->n_writers; i++)
                 print_writer(f, &w->writers[i],
                              w->writers[i].label[0] ? w->writers[i].label
