@@ -84,10 +84,12 @@ typedef struct CtlProcess {
 } CtlProcess;
 
 typedef struct CtlProcScan {
-        size_t n_scanned;    /* pid directories seen */
-        size_t n_measured;   /* whose smaps_rollup we read */
-        size_t n_unreadable; /* vanished, kernel threads, permission, garbage */
-        size_t n_with_thp;   /* AnonHugePages > 0 */
+        size_t n_scanned;     /* pid directories seen */
+        size_t n_measured;    /* whose smaps_rollup we read */
+        size_t n_unreadable;  /* vanished, kernel threads, permission, garbage */
+        size_t n_with_thp;    /* AnonHugePages > 0 */
+        size_t n_skipped;     /* whose files did not answer within CTL_BOUNDED_READ_DEADLINE_USEC */
+        uint64_t skipped[16]; /* the first of them */
         uint64_t khugepaged_pid;
         size_t n_top;
         CtlProcess *top; /* by AnonHugePages, largest first */
