@@ -5,13 +5,8 @@
 # for good. status must still finish, well within its per-process bound,
 # report the rest of the node, and name the pid it skipped (text and JSON).
 set -euo pipefail
-if [ -z "${STATUS_HANG_NS:-}" ]; then
-        unshare -m --propagation private true 2>/dev/null || {
-                echo "SKIP: cannot create a mount namespace here" >&2
-                exit 77
-        }
-        exec unshare -m --propagation private env STATUS_HANG_NS=1 bash "$0" "$@"
-fi
+. "$SRCDIR/tests/lib/mount-ns.sh"
+own_mount_namespace "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 [ -c /dev/fuse ] || skip "no /dev/fuse (the fuse module) on this machine"
 : "${FUSE_HANG:?}"

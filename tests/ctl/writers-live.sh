@@ -7,13 +7,8 @@
 # executable (python3) through the same socket, is not counted. writers
 # says which records it read.
 set -euo pipefail
-if [ -z "${WRITERS_LIVE_NS:-}" ]; then
-        unshare -m --propagation private true 2>/dev/null || {
-                echo "SKIP: cannot create a mount namespace here" >&2
-                exit 77
-        }
-        exec unshare -m --propagation private env WRITERS_LIVE_NS=1 bash "$0" "$@"
-fi
+. "$SRCDIR/tests/lib/mount-ns.sh"
+own_mount_namespace "$0" "$@"
 . "$(dirname "$0")/lib.sh"
 . "$SRCDIR/tests/lib/daemon.sh"
 journald=
