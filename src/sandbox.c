@@ -64,6 +64,8 @@ struct ll_path_beneath_attr {
 
 static uint64_t fs_rights(SandboxAccess a) {
         switch (a) {
+        case SANDBOX_LIST:
+                return LL_FS_READ_DIR;
         case SANDBOX_READ:
                 return LL_FS_READ_FILE | LL_FS_READ_DIR;
         case SANDBOX_WRITE_FILES:
@@ -83,7 +85,7 @@ static int add_path_rule(int ruleset, const SandboxPath *p, uint64_t handled, co
         fd = open(p->path, O_PATH | O_CLOEXEC);
         if (fd < 0) {
                 /* It may come later; then it is not ours to use. */
-                if (errno == ENOENT) {
+                if (errno == ENOENT || errno == ENOTDIR) {
                         if (!*missing)
                                 *missing = p->path;
                         return 0;
@@ -95,6 +97,9 @@ static int add_path_rule(int ruleset, const SandboxPath *p, uint64_t handled, co
         rule.allowed_access = fs_rights(p->access) & handled;
         if (!S_ISDIR(st.st_mode))
                 rule.allowed_access &= LL_FS_FILE_RIGHTS;
+        /* A file where a directory was meant (a wrong --sysfs-root): nothing to allow, its user says why. */
+        if (rule.allowed_access == 0)
+                return 0;
         rule.parent_fd = fd;
         if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0) < 0)
                 return -errno;
@@ -379,10 +384,10 @@ int sandbox_apply(const SandboxPath *paths, size_t n_paths, SandboxResult *ret) 
 
 int sandbox_confine_daemon(const SandboxDaemon *d, SandboxResult *ret) {
         char dirs[3 + SANDBOX_DAEMON_FILES_MAX][PATH_MAX], real[PATH_MAX];
-        SandboxPath paths[4 + SANDBOX_DAEMON_FILES_MAX];
+        SandboxPath paths[5 + SANDBOX_DAEMON_FILES_MAX];
         size_t n = 0;
 
-        if (d->n_written_files > SANDBOX_DAEMON_FILES_MAX)
+        if (d->n_written_files + d->n_read_files > SANDBOX_DAEMON_FILES_MAX)
                 return -E2BIG;
         paths[n++] = (SandboxPath){ d->proc_root, SANDBOX_READ };
         /* A ConfigMap's file is a symlink into a directory beside it: its real directory too. */
@@ -392,10 +397,16 @@ int sandbox_confine_daemon(const SandboxDaemon *d, SandboxResult *ret) {
                 snprintf(dirs[1], PATH_MAX, "%s", real);
                 paths[n++] = (SandboxPath){ dirname(dirs[1]), SANDBOX_READ };
         }
-        paths[n++] = (SandboxPath){ d->knob_dir, SANDBOX_WRITE_FILES };
-        for (size_t i = 0; i < d->n_written_files; i++) {
-                snprintf(dirs[3 + i], PATH_MAX, "%s", d->written_files[i]);
-                paths[n++] = (SandboxPath){ dirname(dirs[3 + i]), SANDBOX_WRITE_DIR };
+        if (d->listed_dir)
+                paths[n++] = (SandboxPath){ d->listed_dir, SANDBOX_LIST };
+        paths[n++] = (SandboxPath){ d->knob_dir, d->knobs_read_only ? SANDBOX_READ : SANDBOX_WRITE_FILES };
+        for (size_t i = 0; i < d->n_written_files + d->n_read_files; i++) {
+                bool written = i < d->n_written_files;
+
+                snprintf(dirs[3 + i], PATH_MAX, "%s",
+                         written ? d->written_files[i] : d->read_files[i - d->n_written_files]);
+                paths[n++] =
+                    (SandboxPath){ dirname(dirs[3 + i]), written ? SANDBOX_WRITE_DIR : SANDBOX_READ };
         }
         return sandbox_apply(paths, n, ret);
 }

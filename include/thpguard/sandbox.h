@@ -28,6 +28,7 @@
  */
 
 typedef enum SandboxAccess {
+        SANDBOX_LIST,        /* open directories below, no file */
         SANDBOX_READ,        /* read files and list directories below */
         SANDBOX_WRITE_FILES, /* also write files that exist (the THP knobs) */
         SANDBOX_WRITE_DIR,   /* also create, replace (rename within) and remove files: a file renamed into
@@ -62,9 +63,15 @@ typedef struct SandboxDaemon {
         const char *proc_root;   /* read: the writers, khugepaged, the kernel's memory figures */
         const char *policy_file; /* its directory read (where it is named, and where it really is) */
         const char *knob_dir;    /* the THP directory: its files written, never created */
+        bool knobs_read_only;    /* --verify, --check-config: read it only */
+        const char
+            *listed_dir; /* the sysfs root, where a one-shot opens it after the confinement; or NULL */
         /* Files renamed into place (the metrics file, ...): their directories writable. */
         const char *const *written_files;
         size_t n_written_files;
+        /* Files only read (--alive's metrics file): their directories readable. */
+        const char *const *read_files;
+        size_t n_read_files;
 } SandboxDaemon;
 
 int sandbox_confine_daemon(const SandboxDaemon *d, SandboxResult *ret);

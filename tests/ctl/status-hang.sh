@@ -39,10 +39,11 @@ timeout 2 cat "/proc/$HANG/smaps_rollup" >/dev/null 2>&1 || rc=$?
 run timeout 60 "$THPGUARDCTL" status
 [ "$RC" != 124 ] || fail "status hung on pid $HANG"
 expect_rc 0
-expect_out "^  skipped 1 process\(es\) whose /proc files did not answer within [0-9]+ ms .*: pid $HANG\$"
+# Other stuck processes of the machine may be named too.
+expect_out "^  skipped [0-9]+ process\(es\) whose /proc files did not answer within [0-9]+ ms .*: pid (.*, )?$HANG(,|\$)"
 expect_out '^Top processes by AnonHugePages'
 run timeout 60 "$THPGUARDCTL" status --json
 expect_rc 0
-json_check "$OUT_FILE" "d['processes']['timed_out'] == 1" "d['processes']['timed_out_pids'] == [$HANG]" \
+json_check "$OUT_FILE" "d['processes']['timed_out'] >= 1" "$HANG in d['processes']['timed_out_pids']" \
         "d['processes']['measured'] > 0"
 echo "PASS: status skipped the stuck process $HANG and named it"

@@ -10,11 +10,16 @@
 #      start, saying the bounding set cannot be emptied;
 #   3. a program doing the daemon's drop and then execve() regains nothing;
 #   4. the one-shot modes (--check-config, --verify, --once, --alive) drop
-#      capabilities (capset) and set no-new-privs before they open the policy;
+#      capabilities (capset) and set no-new-privs before they open the policy,
+#      and confine themselves (Landlock) before it too (--alive, which learns
+#      its metrics file from the policy, right after);
 #   5. a process confined exactly as the daemon confines itself cannot open
 #      /proc/sys for writing or signal another root process, and still
 #      writes the metrics directory and reads the policy; unconfined, the
-#      same process can (the control).
+#      same process can (the control);
+#   6. on a kernel without Landlock (landlock_create_ruleset() failing with
+#      ENOSYS, injected by strace) the daemon says so in one line, keeps its
+#      seccomp filter, and enforces.
 set -euo pipefail
 source "$SRCDIR/tests/lib/daemon.sh"
 real_sysfs_begin
@@ -79,7 +84,7 @@ expect_err 'bounding set keeps 0x200000'
 # ---- 4. One-shot modes: the drop comes before the policy is opened ----
 for mode in --check-config --verify --once --alive; do
         rc=0
-        strace -f -qq -o "$TMP/oneshot.trace" -e trace=capset,prctl,openat,open \
+        strace -f -qq -o "$TMP/oneshot.trace" -e trace=capset,prctl,openat,open,landlock_restrict_self \
                 setpriv --bounding-set=$UNIT_SET "$THPGUARDD" $mode --config "$POLICY" >/dev/null 2>&1 || rc=$?
         first_open=$(grep -n "thpguard.conf\"" "$TMP/oneshot.trace" | head -1 | cut -d: -f1)
         capset=$(grep -n 'capset(' "$TMP/oneshot.trace" | tail -1 | cut -d: -f1)
@@ -88,8 +93,13 @@ for mode in --check-config --verify --once --alive; do
         [ -n "$capset" ] && [ "$capset" -lt "$first_open" ] || fail "$mode: no capset() before the policy was opened"
         [ -n "$nnp" ] && [ "$nnp" -lt "$first_open" ] || fail "$mode: no-new-privs not set before the policy was opened"
         grep -q 'PR_CAPBSET_DROP' "$TMP/oneshot.trace" || fail "$mode: the bounding set was not emptied"
+        confined=$(grep -n 'landlock_restrict_self(' "$TMP/oneshot.trace" | tail -1 | cut -d: -f1)
+        # (A kernel without Landlock: section 6 covers the daemon's fallback.)
+        grep -qw landlock /sys/kernel/security/lsm 2>/dev/null || continue
+        [ -n "$confined" ] || fail "$mode: not confined (no landlock_restrict_self)"
+        [ "$mode" = --alive ] || [ "$confined" -lt "$first_open" ] || fail "$mode: confined only after the policy was opened"
 done
-echo "one-shot modes: capset, PR_CAPBSET_DROP and no-new-privs before the policy is opened"
+echo "one-shot modes: capset, PR_CAPBSET_DROP, no-new-privs and Landlock before the policy is opened"
 
 # ---- 5. Confined as the daemon: no /proc/sys, no signal to others ----
 sleep 300 &
@@ -115,4 +125,23 @@ expect_out '^read policy: ok$'
 expect_out '^write policy dir: EACCES$'
 expect_out '^kill self 0: ok$'
 kill -0 $victim || fail "the confined process killed the victim"
+
+# ---- 6. No Landlock: one line, the rest as before ----
+thp_set enabled always
+# LeakSanitizer cannot run under ptrace; the rest of ASan can.
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 daemon_start_cmd \
+        strace -f -qq -o /dev/null -e trace=landlock_create_ruleset -e inject=landlock_create_ruleset:error=ENOSYS \
+        "$THPGUARDD" --config "$POLICY" --log-target=console
+STRACE_PID=$DAEMON_PID
+thp_wait_for enabled never 10 || fail "without Landlock, the startup did not correct"
+[ "$(log_count 'Landlock is not available')" = 1 ] || fail "not one line about Landlock: $(cat "$TMP/daemon.log")"
+expect_log() { grep -q "$1" "$TMP/daemon.log" || fail "no line /$1/: $(cat "$TMP/daemon.log")"; }
+expect_log 'msg="Landlock is not available (Function not implemented): '
+expect_log 'msg="confined: no Landlock (Function not implemented), seccomp filter"'
+pid=$(pgrep -P "$STRACE_PID" -x thpguardd) || fail "no daemon under strace"
+kill -TERM "$pid"
+rc=0
+wait "$STRACE_PID" || rc=$?
+DAEMON_PID=
+[ "$rc" = 0 ] || fail "without Landlock, the daemon exited $rc: $(cat "$TMP/daemon.log")"
 echo "PASS: nothing of root is left, in every thread and every mode; confined, no /proc/sys and no signal to others"
