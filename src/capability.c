@@ -2,13 +2,36 @@
 #include "thpguard/capability.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/capability.h>
-#include <stdbool.h>
+#include <linux/securebits.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "thpguard/macro.h"
+/* Older kernel headers (before 4.3) lack the ambient set's names. */
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT           47
+#define PR_CAP_AMBIENT_IS_SET    1
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+#ifndef SECBIT_NO_CAP_AMBIENT_RAISE
+#define SECBIT_NO_CAP_AMBIENT_RAISE        (1 << 6)
+#define SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1 << 7)
+#endif
+#ifndef PR_SET_NO_NEW_PRIVS
+#define PR_SET_NO_NEW_PRIVS 38
+#define PR_GET_NO_NEW_PRIVS 39
+#endif
+
+/* Root gains nothing on execve(), setuid() keeps the (empty) sets, and none of it can be undone. */
+#define SECUREBITS_BASE                                                                                     \
+        (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |    \
+         SECBIT_KEEP_CAPS_LOCKED)
+/* Kernels before 4.3 have no ambient set and refuse its bits with EPERM. */
+#define SECUREBITS_AMBIENT (SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
 static int cap_get(struct __user_cap_data_struct data[static 2]) {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -16,30 +39,108 @@ static int cap_get(struct __user_cap_data_struct data[static 2]) {
         return syscall(SYS_capget, &h, data) < 0 ? -errno : 0;
 }
 
-int capability_drop_all(void) {
-        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+int capability_state_read(CapabilityState *ret) {
         struct __user_cap_data_struct data[2] = {};
-        bool any = false;
-        int r;
-
-        /* Without CAP_SETPCAP this fails with EPERM: the bounding set is then the service manager's. */
-        for (unsigned long c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
-                (void)prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
-                /* EINVAL before Linux 4.3, which has no ambient set. */
-#ifdef PR_CAP_AMBIENT
-        (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-#endif
+        CapabilityState s = {};
+        int r, nnp;
 
         r = cap_get(data);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(data); i++)
-                any = any || data[i].effective || data[i].permitted || data[i].inheritable;
-        if (!any)
+        s.effective = (uint64_t)data[1].effective << 32 | data[0].effective;
+        s.permitted = (uint64_t)data[1].permitted << 32 | data[0].permitted;
+        s.inheritable = (uint64_t)data[1].inheritable << 32 | data[0].inheritable;
+        for (unsigned c = 0; c < 64; c++) {
+                r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+                if (r < 0)
+                        break; /* EINVAL: past the kernel's last capability */
+                if (r > 0)
+                        s.bounding |= UINT64_C(1) << c;
+                /* EINVAL before Linux 4.3, which has no ambient set: nothing can be in it. */
+                if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) > 0)
+                        s.ambient |= UINT64_C(1) << c;
+        }
+        nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+        s.no_new_privs = nnp > 0;
+        s.securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+        s.securebits_locked = s.securebits >= 0 && (s.securebits & SECUREBITS_BASE) == SECUREBITS_BASE;
+        *ret = s;
+        return 0;
+}
+
+static bool nothing_left(const CapabilityState *s) {
+        return !s->effective && !s->permitted && !s->inheritable && !s->ambient && !s->bounding &&
+               s->no_new_privs;
+}
+
+static void lock_securebits(const CapabilityState *s) {
+        int want;
+
+        if (s->securebits < 0 || s->securebits_locked)
+                return;
+        want = s->securebits | SECUREBITS_BASE;
+        if (prctl(PR_SET_SECUREBITS, want | SECUREBITS_AMBIENT, 0, 0, 0) < 0)
+                (void)prctl(PR_SET_SECUREBITS, want, 0, 0, 0);
+}
+
+int capability_drop_all(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct zero[2] = {};
+        CapabilityState s;
+        int r;
+
+        r = capability_state_read(&s);
+        if (r < 0)
+                return r;
+        if (nothing_left(&s))
                 return 0;
-        for (size_t i = 0; i < ELEMENTSOF(data); i++)
-                data[i] = (struct __user_cap_data_struct){};
-        if (syscall(SYS_capset, &h, data) < 0)
+        /* Both need CAP_SETPCAP in the effective set: before the sets are emptied. */
+        if (s.effective & (UINT64_C(1) << CAP_SETPCAP)) {
+                for (unsigned c = 0; c < 64; c++)
+                        if (s.bounding & (UINT64_C(1) << c))
+                                (void)prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+                lock_securebits(&s);
+        }
+        if (s.ambient)
+                (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        if (!s.no_new_privs)
+                (void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        /* A process that has none makes no capset() call, which a seccomp filter may refuse. */
+        if ((s.effective || s.permitted || s.inheritable) && syscall(SYS_capset, &h, zero) < 0)
                 return -errno;
+        return 0;
+}
+
+int capability_check_dropped(char *why, size_t size) {
+        CapabilityState s;
+        int r;
+
+        r = capability_state_read(&s);
+        if (r < 0) {
+                snprintf(why, size, "cannot read the capability sets back: %s", strerror(-r));
+                return r;
+        }
+        if (s.effective || s.permitted || s.inheritable || s.ambient) {
+                snprintf(why, size,
+                         "capabilities are left: effective 0x%" PRIx64 ", permitted 0x%" PRIx64
+                         ", inheritable 0x%" PRIx64 ", ambient 0x%" PRIx64,
+                         s.effective, s.permitted, s.inheritable, s.ambient);
+                return -EPERM;
+        }
+        if (!s.no_new_privs) {
+                snprintf(why, size, "no-new-privs could not be set");
+                return -EPERM;
+        }
+        /* Not root and never privileged: with no-new-privs, execve() cannot use the bounding set. */
+        if (s.bounding && geteuid() != 0 && getuid() != 0)
+                return 0;
+        if (s.bounding) {
+                snprintf(why, size,
+                         "the bounding set keeps 0x%" PRIx64
+                         ": emptying it takes CAP_SETPCAP, which this process was not given (the "
+                         "shipped unit's CapabilityBoundingSet= has it)",
+                         s.bounding);
+                return -EPERM;
+        }
         return 0;
 }

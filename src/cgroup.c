@@ -134,7 +134,7 @@ static bool parse_container_component(const char *s, size_t len, char *ret) {
 }
 
 void cgroup_owner_from_path(const char *path, CgroupOwner *ret) {
-        bool past_slices = false, in_kubepods = false, in_pod = false;
+        bool past_slices = false, in_kubepods = false, in_pod = false, leading = true;
 
         *ret = (CgroupOwner){};
         for (const char *c = path; *c;) {
@@ -145,6 +145,18 @@ void cgroup_owner_from_path(const char *path, CgroupOwner *ret) {
                 len = strcspn(c, "/");
                 if (len == 0)
                         break;
+                /*
+                 * Seen from a private cgroup namespace, a cgroup outside it
+                 * starts with one ".." per level up to the common ancestor
+                 * ("/../../system.slice/x.service"). What follows is named
+                 * as from that ancestor: systemd's slice names carry their
+                 * whole path, so a unit or pod is still recognised.
+                 */
+                if (leading && len == 2 && memcmp(c, "..", 2) == 0) {
+                        c += len;
+                        continue;
+                }
+                leading = false;
                 /* systemd: the unit is the first component that is not a slice. */
                 if (!past_slices && !has_suffix(c, len, ".slice")) {
                         past_slices = true;

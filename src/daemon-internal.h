@@ -22,6 +22,7 @@
 #include "thpguard/log.h"
 #include "thpguard/metrics.h"
 #include "thpguard/policy.h"
+#include "thpguard/sandbox.h"
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
 #include "thpguard/watch.h"
@@ -106,6 +107,8 @@ typedef struct Daemon {
         sd_event_source *late_write_source, *late_write_timer; /* records waiting for their writer */
         pid_t self_pid;
         bool writer_overflow_logged;
+
+        SandboxResult sandbox; /* what daemon-sandbox.c applied */
 } Daemon;
 
 /* daemon.c */
@@ -145,6 +148,10 @@ const Writer *daemon_writer_just_before(Daemon *d, size_t i);
 void daemon_writers_await(Daemon *d, bool on);
 void daemon_writer_forget(Daemon *d, size_t i);
 void daemon_writers_free(Daemon *d);
+
+/* daemon-sandbox.c: Landlock before the writer gate and any event source, seccomp right after the gate */
+int daemon_confine_files(Daemon *d);
+int daemon_confine_syscalls(Daemon *d);
 
 /* daemon-metrics.c */
 const char *daemon_metrics_path(const Daemon *d);

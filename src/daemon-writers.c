@@ -234,6 +234,7 @@ static void gate_lost(Daemon *d, WriterGateHealth h) {
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);
         d->metrics_dirty = true;
+        daemon_metrics_update(d);
 }
 
 static int on_gate_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -707,6 +707,24 @@ Daemon *daemon_free(Daemon *d) {
         return NULL;
 }
 
+/*
+ * Once the fanotify groups are open, before the policy or any /proc file
+ * is read and before the writer gate exists (it inherits what we hold):
+ * nothing of root is left, and what the kernel refused is fatal.
+ */
+static int drop_privileges(Daemon *d) {
+        char why[256];
+        int r;
+
+        r = capability_drop_all();
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot drop capabilities");
+        r = capability_check_dropped(why, sizeof(why));
+        if (r < 0)
+                return log_error_errno(&d->log, r, "not starting with privileges left: %s", why);
+        return 0;
+}
+
 /* Everything that does not depend on the policy: the sysfs root, the event loop, the knobs' watch. */
 int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         _cleanup_(daemon_freep) Daemon *d = NULL;
@@ -740,11 +758,11 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot build the path of /proc");
-        /* The writers' fanotify groups need CAP_SYS_ADMIN: open them, then drop every capability. */
+        /* The writers' fanotify groups need CAP_SYS_ADMIN: open them, then drop every privilege. */
         daemon_open_writer_events(d);
-        r = capability_drop_all();
+        r = drop_privileges(d);
         if (r < 0)
-                return log_error_errno(&d->log, r, "cannot drop capabilities");
+                return r;
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -771,6 +789,10 @@ int daemon_start(Daemon *d) {
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot install the policy");
         TAKE_PTR(p); /* the daemon's now */
+        /* Confined for good before the writer gate, any event source or write. */
+        r = daemon_confine_files(d);
+        if (r < 0)
+                return r;
 
         r = setup_exit_signals(d);
         if (r >= 0)
@@ -778,6 +800,8 @@ int daemon_start(Daemon *d) {
         /* Before the first check, which opens and marks the knob files. */
         if (r >= 0)
                 r = daemon_setup_writer_gate(d);
+        if (r >= 0)
+                r = daemon_confine_syscalls(d);
         if (r < 0)
                 return r;
 

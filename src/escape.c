@@ -16,18 +16,19 @@ bool escape_printable(const char *src, size_t len, char *buf, size_t size) {
                 return len == 0;
         for (size_t i = 0; i < len; i++) {
                 unsigned char c = (unsigned char)src[i];
+                /* A backslash doubled, so that a literal "\x1b" never reads as the escape of ESC. */
+                size_t need = c == '\\' ? 2 : c >= 0x20 && c < 0x7f ? 1 : 4;
 
-                if (c >= 0x20 && c < 0x7f) {
-                        if (used + 1 >= size) {
-                                buf[used] = '\0';
-                                return false;
-                        }
+                if (used + need >= size) {
+                        buf[used] = '\0';
+                        return false;
+                }
+                if (c == '\\') {
+                        buf[used++] = '\\';
+                        buf[used++] = '\\';
+                } else if (need == 1)
                         buf[used++] = (char)c;
-                } else {
-                        if (used + 4 >= size) {
-                                buf[used] = '\0';
-                                return false;
-                        }
+                else {
                         snprintf(buf + used, size - used, "\\x%02x", c);
                         used += 4;
                 }

@@ -12,12 +12,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "thpguard/capability.h"
 #include "thpguard/compliance.h"
 #include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
 #include "thpguard/metrics.h"
+#include "thpguard/path.h"
 #include "thpguard/policy.h"
 #include "thpguard/report.h"
+#include "thpguard/sandbox.h"
 #include "thpguard/sysfs.h"
 
 #ifndef THPGUARD_VERSION
@@ -155,6 +158,11 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 case ARG_METRICS_FILE:
                         if (optarg[0] != '/') {
                                 fprintf(stderr, "thpguardd: --metrics-file: '%s' is not an absolute path\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        if (!metrics_file_name_valid(optarg)) {
+                                fprintf(stderr, "thpguardd: --metrics-file: '%s' is not a NAME.prom file\n",
                                         optarg);
                                 return -EINVAL;
                         }
@@ -309,6 +317,8 @@ static int run_once(const Args *a) {
         return error ? EXIT_ERROR : compliant ? EXIT_COMPLIANT : EXIT_DRIFT;
 }
 
+static int confine(const Args *a, const char *metrics_file);
+
 /*
  * The liveness probe of a pod: the daemon rewrites its metrics file at every
  * recheck, so a file that is not fresh means the event loop is stuck (or the
@@ -327,6 +337,8 @@ static int run_alive(const Args *a) {
                         return EXIT_ERROR;
                 }
                 path = p->metrics_file;
+                if (path && confine(a, path) < 0)
+                        return EXIT_ERROR;
         }
         if (!path) {
                 fprintf(stderr,
@@ -344,6 +356,58 @@ static int run_alive(const Args *a) {
         return EXIT_COMPLIANT;
 }
 
+/*
+ * The one-shot modes (the readiness probe, ExecReload='s --check-config)
+ * read the policy and /proc: with nothing of root left, before any of it.
+ * The THP files are root's, 0644, which --once writes as root alone.
+ */
+static int drop_privileges(void) {
+        char why[256];
+        int r;
+
+        r = capability_drop_all();
+        if (r >= 0)
+                r = capability_check_dropped(why, sizeof(why));
+        else
+                snprintf(why, sizeof(why), "%s", strerror(-r));
+        if (r < 0)
+                fprintf(stderr, "thpguardd: cannot drop privileges: %s\n", why);
+        return r;
+}
+
+/* --alive without --metrics-file learns its file from the policy: confined once it has read it. */
+static bool confine_early(const Args *a) {
+        return a->action != ACTION_ALIVE || a->metrics_file;
+}
+
+/*
+ * Then confined as the daemon confines itself (sandbox.h), the knobs
+ * written by --once only. A kernel without Landlock or seccomp is no
+ * error here: the daemon says so, the probes would say it every 30 s.
+ */
+static int confine(const Args *a, const char *metrics_file) {
+        const char *read[] = { metrics_file };
+        char thp[PATH_MAX], proc[PATH_MAX];
+        SandboxResult res;
+        int r;
+
+        r = path_join_root(a->sysfs_root, "kernel/mm/transparent_hugepage", thp, sizeof(thp));
+        if (r >= 0)
+                r = path_join_root("/", "proc", proc, sizeof(proc));
+        if (r >= 0)
+                r = sandbox_confine_daemon(&(SandboxDaemon){ .proc_root = proc,
+                                                             .policy_file = a->config,
+                                                             .knob_dir = thp,
+                                                             .knobs_read_only = a->action != ACTION_ONCE,
+                                                             .listed_dir = a->sysfs_root,
+                                                             .read_files = read,
+                                                             .n_read_files = metrics_file ? 1 : 0 },
+                                           &res);
+        if (r < 0)
+                fprintf(stderr, "thpguardd: cannot confine this process: %s\n", strerror(-r));
+        return r;
+}
+
 int main(int argc, char **argv) {
         Args a;
 
@@ -351,6 +415,10 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "Try 'thpguardd --help'.\n");
                 return EXIT_ERROR;
         }
+        /* The daemon drops its own once its fanotify group is open (daemon_new()). */
+        if (a.action != ACTION_DAEMON &&
+            (drop_privileges() < 0 || (confine_early(&a) && confine(&a, a.metrics_file) < 0)))
+                return a.action == ACTION_CHECK_CONFIG ? EXIT_FAILURE : EXIT_ERROR;
         switch (a.action) {
         case ACTION_HELP:
                 help();

@@ -196,6 +196,7 @@ static void render_kernel(const MetricsKernel *k, FILE *f) {
 }
 
 int metrics_render(const MetricsSnapshot *s, FILE *f) {
+        /* The first line, METRICS_FIRST_LINE: how the daemon knows a file as its own. */
         family(f, "thpguard_up", "gauge",
                "1 while thpguardd runs and keeps this file current; 0 after a clean stop.");
         sample(f, "thpguard_up", NULL, NULL, NULL, NULL, s->up);
@@ -366,6 +367,56 @@ int metrics_write_file(const char *path, const MetricsSnapshot *s) {
         if (r < 0)
                 (void)unlinkat(dirfd, tmp, 0);
         return r;
+}
+
+bool metrics_file_name_valid(const char *path) {
+        const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+        size_t len = strlen(name);
+
+        return len > STRLEN(".prom") && name[0] != '.' && strcmp(name + len - STRLEN(".prom"), ".prom") == 0;
+}
+
+int metrics_file_check_ours(const char *path, char *why, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        char head[STRLEN(METRICS_FIRST_LINE)];
+        struct stat st;
+        ssize_t n;
+        int r;
+
+        if (!metrics_file_name_valid(path)) {
+                snprintf(why, size, "is not a NAME.prom file");
+                return -EINVAL;
+        }
+        /* From /, following no symlink, a regular file only (fileio.h). */
+        fd = open_below("/", path, O_RDONLY);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0) {
+                snprintf(why, size, "cannot be checked: %s", fileio_strerror(-fd));
+                return fd;
+        }
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                snprintf(why, size, "cannot be checked: %s", strerror(-r));
+                return r;
+        }
+        if (st.st_uid != 0 && st.st_uid != geteuid()) {
+                snprintf(why, size, "exists and belongs to uid %u: not a file thpguardd wrote",
+                         (unsigned)st.st_uid);
+                return -EPERM;
+        }
+        /* A regular file: one read returns the whole line unless the file is shorter. */
+        n = read(fd, head, sizeof(head));
+        if (n < 0) {
+                r = -errno;
+                snprintf(why, size, "cannot be read: %s", strerror(-r));
+                return r;
+        }
+        if ((size_t)n < sizeof(head) || memcmp(head, METRICS_FIRST_LINE, sizeof(head)) != 0) {
+                snprintf(why, size, "exists and does not start like a file thpguardd wrote");
+                return -EPERM;
+        }
+        return 0;
 }
 
 const char *metrics_strerror(int errnum) {

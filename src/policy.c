@@ -11,6 +11,7 @@
 #include <sys/statvfs.h>
 
 #include "thpguard/fileio.h"
+#include "thpguard/metrics.h"
 
 /*
  * Walks the libconfig tree. Each check reports into diag and goes on, so
@@ -304,6 +305,12 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                                            "metrics_file: \"%s\" is not an absolute path", m);
                                 continue;
                         }
+                        if (!metrics_file_name_valid(m)) {
+                                diag_error(pp->diag, pp->file, line_of(s),
+                                           "metrics_file: \"%s\" is not a NAME.prom file", m);
+                                continue;
+                        }
+                        p->metrics_file_line = line_of(s);
                         free(p->metrics_file);
                         p->metrics_file = strdup(m);
                         if (!p->metrics_file)
@@ -763,6 +770,17 @@ int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret
         r = policy_load(file, diag, &p);
         if (r < 0)
                 return r;
+        if (p->metrics_file) {
+                char why[128];
+
+                r = metrics_file_check_ours(p->metrics_file, why, sizeof(why));
+                if (r < 0) {
+                        diag_error(diag, file, p->metrics_file_line, "metrics_file: \"%s\" %s; refusing it",
+                                   p->metrics_file, why);
+                        policy_free(p);
+                        return r;
+                }
+        }
         if (audit)
                 p->mode = POLICY_MODE_AUDIT;
         *ret = p;

@@ -320,6 +320,30 @@ int procfs_parse_smaps_rollup(const char *buf, size_t len, ProcSmapsRollup *ret)
  * THP_enabled is 0 only after prctl(PR_SET_THP_DISABLE, 1, 0): with
  * PR_THP_DISABLE_EXCEPT_ADVISED (6.18) it still reads 1.
  */
+/*
+ * The kernel escapes a comm's backslash and newline in "Name:" ("\\\\" and
+ * "\\n" since 5.x, "\\134" and "\\012" before): undone here, so that the name
+ * is escaped once, as /proc/PID/comm's bytes would be. Never longer than src.
+ */
+static size_t unescape_status_name(const char *src, size_t len, char *buf) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < len; i++) {
+                if (src[i] == '\\' && i + 1 < len && (src[i + 1] == '\\' || src[i + 1] == 'n')) {
+                        buf[n++] = src[i + 1] == 'n' ? '\n' : '\\';
+                        i++;
+                } else if (src[i] == '\\' && i + 3 < len && src[i + 1] >= '0' && src[i + 1] <= '3' &&
+                           src[i + 2] >= '0' && src[i + 2] <= '7' && src[i + 3] >= '0' &&
+                           src[i + 3] <= '7') {
+                        buf[n++] =
+                            (char)((src[i + 1] - '0') << 6 | (src[i + 2] - '0') << 3 | (src[i + 3] - '0'));
+                        i += 3;
+                } else
+                        buf[n++] = src[i];
+        }
+        return n;
+}
+
 int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
         static const KbField fields[] = {
                 { "Pid", offsetof(ProcStatus, pid) },
@@ -348,7 +372,11 @@ int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
                         /* "Name:\t<comm>": the tab is the separator, the comm may hold tabs. */
                         if (have_name || value_len == 0 || value[0] != '\t')
                                 return -EBADMSG;
-                        escape_printable(value + 1, value_len - 1, s.name, sizeof(s.name));
+                        char raw[sizeof(s.name)];
+                        size_t raw_len = unescape_status_name(
+                            value + 1, value_len - 1 < sizeof(raw) ? value_len - 1 : sizeof(raw), raw);
+
+                        escape_printable(raw, raw_len, s.name, sizeof(s.name));
                         have_name = true;
                         continue;
                 }

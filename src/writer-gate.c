@@ -20,6 +20,7 @@
 #include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
 #include "thpguard/procfs.h"
+#include "thpguard/sandbox.h"
 #include "thpguard/writer-events.h"
 
 /* The last openers the gate keeps: also its cache, one lookup per process while it lives. */
@@ -309,6 +310,7 @@ static void close_other_fds(int keep1, int keep2) {
 
 _Noreturn static void gate_main(int group_fd, int exit_fd, const char *proc_root, pid_t daemon_pid,
                                 GateShared *shared) {
+        SandboxResult confined;
         Gate g = {};
         pthread_t reader;
         char buf[4096] __attribute__((aligned(8)));
@@ -320,6 +322,9 @@ _Noreturn static void gate_main(int group_fd, int exit_fd, const char *proc_root
         (void)setpgid(0, 0);
         (void)prctl(PR_SET_NAME, "thpguardd-gate");
         close_other_fds(group_fd, exit_fd);
+        /* The daemon's Landlock domain is ours already; its system-call filter comes after us, so install
+         * ours. */
+        (void)sandbox_seccomp(0, &confined);
 
         g.group_fd = group_fd;
         g.daemon_pid = daemon_pid;

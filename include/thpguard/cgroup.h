@@ -37,6 +37,9 @@ int cgroup_path_from_proc(const char *buf, size_t len, char *ret, size_t size);
  *       cri-containerd-<64 hex>.scope                unit, pod 1b2c3d4e-5f60-..., container <64 hex>
  *   /kubepods/burstable/pod1b2c3d4e-5f60-.../<64 hex> (cgroupfs driver): pod and container, no unit
  *
+ *   /../../system.slice/tuned.service                unit tuned.service: seen from a pod
+ *       with a cgroup namespace of its own, the ".." up to the common ancestor are skipped
+ *
  * crio-<id>.scope and docker-<id>.scope name containers the same way.
  * Never fails: what the path does not say stays "".
  */

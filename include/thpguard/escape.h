@@ -15,7 +15,9 @@ struct json_object;
 
 /*
  * Copies src[0..len) into buf as printable ASCII, "\xNN" for every other
- * byte, cutting at a whole character. Returns false if it had to cut.
+ * byte and "\\" for a backslash (so the output reads back one way only:
+ * a literal "\x1b" comes out as "\\x1b"), cutting at a whole character.
+ * Returns false if it had to cut.
  */
 bool escape_printable(const char *src, size_t len, char *buf, size_t size);
 

@@ -90,6 +90,20 @@ int metrics_render_string(const MetricsSnapshot *s, char **ret, size_t *ret_len)
  */
 int metrics_write_file(const char *path, const MetricsSnapshot *s);
 
+/*
+ * The daemon writes only a file it may call its own: named NAME.prom
+ * (what the textfile collector reads; not hidden, so never one of our
+ * temporary files), and, if it exists, a regular file, not a symlink,
+ * owned by root (or by the user we run as), that starts with the line
+ * every file the daemon writes starts with (METRICS_FIRST_LINE). Anything
+ * else (a file in any root-owned directory the rename would replace) is
+ * refused before anything is written.
+ */
+#define METRICS_FIRST_LINE "# HELP thpguard_up "
+bool metrics_file_name_valid(const char *path);
+/* 0, or -errno with why ("exists and is not a file thpguardd wrote: ...") filled in. */
+int metrics_file_check_ours(const char *path, char *why, size_t size);
+
 /* metrics_write_file()'s own errno for an unsafe directory (systemd's chase() says ENOLINK too). */
 #define METRICS_EUNSAFE_DIR ENOLINK
 

@@ -52,7 +52,8 @@ typedef struct Policy {
         char *file;
         PolicyMode mode;
         unsigned recheck_interval_sec;
-        char *metrics_file;       /* NULL unless set */
+        char *metrics_file; /* NULL unless set; a *.prom file */
+        unsigned metrics_file_line;
         unsigned fight_threshold; /* corrections of one knob within fight_window_sec; 0: no protection */
         unsigned fight_window_sec;
         size_t n_knobs;

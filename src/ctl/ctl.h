@@ -84,10 +84,12 @@ typedef struct CtlProcess {
 } CtlProcess;
 
 typedef struct CtlProcScan {
-        size_t n_scanned;    /* pid directories seen */
-        size_t n_measured;   /* whose smaps_rollup we read */
-        size_t n_unreadable; /* vanished, kernel threads, permission, garbage */
-        size_t n_with_thp;   /* AnonHugePages > 0 */
+        size_t n_scanned;     /* pid directories seen */
+        size_t n_measured;    /* whose smaps_rollup we read */
+        size_t n_unreadable;  /* vanished, kernel threads, permission, garbage */
+        size_t n_with_thp;    /* AnonHugePages > 0 */
+        size_t n_skipped;     /* whose files did not answer within CTL_BOUNDED_READ_DEADLINE_USEC */
+        uint64_t skipped[16]; /* the first of them */
         uint64_t khugepaged_pid;
         size_t n_top;
         CtlProcess *top; /* by AnonHugePages, largest first */
@@ -145,7 +147,8 @@ typedef struct CtlStatusOptions {
         bool config_explicit;
         const char *sysfs_root;
         const char *proc_root;
-        const char *journal_dir; /* NULL: the local journal */
+        const char *journal_dir;             /* NULL: the local journal */
+        const char *machine_id, *daemon_exe; /* CtlJournalSource's */
         size_t top;
 } CtlStatusOptions;
 
@@ -179,12 +182,30 @@ void ctl_note_add(CtlNode *n, const char *fmt, ...) _printf_(2, 3);
  * there is none (no journal directory, or no journal file in it); on any
  * failure, why holds the one line that says so.
  */
-int ctl_journal_read(const char *dir, uint64_t since_usec, CtlForeign *ret, char *why, size_t why_size);
+/*
+ * Whose records count: thpguardd's own only. An entry must carry one of
+ * our MESSAGE_IDs, _UID=0 and this host's _MACHINE_ID, and come from
+ * _SYSTEMD_UNIT=thpguardd.service or from _EXE=daemon_exe (a pod's
+ * daemon, whose unit is its container's scope); all four are fields
+ * journald sets itself from the sender's credentials. With a directory,
+ * only this machine's subdirectory (DIR/MACHINE_ID) is opened: another
+ * machine's or a container's own journal below DIR is never read.
+ */
+typedef struct CtlJournalSource {
+        const char *dir; /* --journal-dir; NULL: the local journal */
+        const char
+            *machine_id; /* --machine-id: 32 hex digits, or a file holding them; NULL: /etc/machine-id */
+        const char *daemon_exe; /* --daemon-exe; NULL: where thpguardd is installed */
+} CtlJournalSource;
+
+int ctl_journal_read(const CtlJournalSource *src, uint64_t since_usec, CtlForeign *ret, char *why,
+                     size_t why_size);
 
 /* ---- writers ------------------------------------------------------------ */
 
 typedef struct CtlWritersOptions {
-        const char *journal_dir; /* NULL: the local journal */
+        const char *journal_dir;             /* NULL: the local journal */
+        const char *machine_id, *daemon_exe; /* CtlJournalSource's */
         uint64_t since_usec;
         bool json;
 } CtlWritersOptions;

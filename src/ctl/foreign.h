@@ -102,6 +102,7 @@ typedef struct CtlForeign {
         size_t n_knobs;
         CtlKnobWrites knobs[CTL_KNOB_WRITES_MAX];
         uint64_t n_knobs_dropped; /* records of knobs beyond CTL_KNOB_WRITES_MAX */
+        char source[2048];        /* which records were read, and from where (journal.c) */
 } CtlForeign;
 
 /* "tuned.service (pid 812)", "sh (pid 4021, exited)", "pid 77", or "unknown" for an empty label. */

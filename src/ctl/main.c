@@ -35,51 +35,58 @@ typedef struct CtlArgs {
 } CtlArgs;
 
 static void help(void) {
-        printf("Usage: thpguardctl status [--json] [--config FILE] [--sysfs-root DIR] [--proc-root DIR] "
-               "[--top N]\n"
-               "                          [--journal-dir DIR]\n"
-               "       thpguardctl pid PID [--json] [--sysfs-root DIR] [--proc-root DIR] [--top N]\n"
-               "       thpguardctl writers [--since TIME] [--json] [--journal-dir DIR]\n"
-               "       thpguardctl watch [--interval SECONDS] [--count N] [--top N] [--json] (see watch "
-               "--help)\n"
-               "       thpguardctl exec --thp=disable|advised-only|inherit [--] COMMAND [ARGS...]\n"
-               "Diagnose Transparent Huge Pages on this node; run a command with a per-process THP mode.\n"
-               "\n"
-               "Commands:\n"
-               "  status   the node: verdict, every THP knob against the policy, kernel command line,\n"
-               "           foreign writes of the last 24 h (journal), khugepaged, meminfo, per-size and\n"
-               "           vmstat counters, top processes by AnonHugePages. Read-only.\n"
-               "  pid      one process: Rss against Pss, AnonHugePages and its largest mappings, its THP\n"
-               "           state, and what to compare Rss with. Read-only.\n"
-               "  watch    what THP is doing now, as rates every interval: faults, khugepaged, splits,\n"
-               "           compaction, memory pressure, who grows; full-screen on a terminal. Read-only.\n"
-               "  writers  who wrote the THP knobs behind thpguardd's back, from its journal records:\n"
-               "           per writer the writes, knobs, first and last time, pid, unit, pod. Read-only.\n"
-               "  exec     set prctl(PR_SET_THP_DISABLE) and exec COMMAND; children inherit the mode.\n"
-               "           disable: no THP at all; advised-only: THP only in MADV_HUGEPAGE regions\n"
-               "           (Linux 6.18+, refused on older kernels); inherit: clear an inherited setting.\n"
-               "\n"
-               "Options:\n"
-               "      --json             print one JSON document\n"
-               "  -c, --config FILE      policy file (default " POLICY_FILE_DEFAULT ")\n"
-               "      --sysfs-root DIR   where sysfs is mounted (default /sys; /host/sys in a pod)\n"
-               "      --proc-root DIR    where procfs is mounted (default /proc; /host/proc in a pod)\n"
-               "      --top N            status: processes listed (default %d, 0..%d);\n"
-               "                         pid: mappings listed (default %d, 0..%d)\n"
-               "      --journal-dir DIR  read the journal files in DIR, as journalctl -D (a pod: the\n"
-               "                         host's /var/log/journal mounted); default the local journal\n"
-               "      --since TIME       writers: from TIME: YYYY-MM-DD[ HH:MM[:SS]] local time, or -N\n"
-               "                         with s, m or min, h, d or w, e.g. -30min, -7d (default -24h)\n"
-               "  -h, --help             show this help\n"
-               "  -V, --version          show the version\n"
-               "\n"
-               "Exit status: 0 success; 1 a file the command needs is missing or unreadable (the THP\n"
-               "sysfs directory, the proc root, the process, a --config given explicitly, or the\n"
-               "journal for writers); 2 usage; 3 writers: no systemd journal on this node.\n"
-               "exec: the command's own status, or 125 if the THP mode could not be set, 126 if the\n"
-               "command cannot run, 127 if it was not found.\n"
-               "See thpguardctl(1).\n",
-               CTL_TOP_DEFAULT, CTL_TOP_MAX, CTL_TOP_DEFAULT, PROCFS_SMAPS_TOP_MAX);
+        printf(
+            "Usage: thpguardctl status [--json] [--config FILE] [--sysfs-root DIR] [--proc-root DIR] "
+            "[--top N]\n"
+            "                          [--journal-dir DIR]\n"
+            "       thpguardctl pid PID [--json] [--sysfs-root DIR] [--proc-root DIR] [--top N]\n"
+            "       thpguardctl writers [--since TIME] [--json] [--journal-dir DIR] [--machine-id ID|FILE]\n"
+            "                           [--daemon-exe PATH]\n"
+            "       thpguardctl watch [--interval SECONDS] [--count N] [--top N] [--json] (see watch "
+            "--help)\n"
+            "       thpguardctl exec --thp=disable|advised-only|inherit [--] COMMAND [ARGS...]\n"
+            "Diagnose Transparent Huge Pages on this node; run a command with a per-process THP mode.\n"
+            "\n"
+            "Commands:\n"
+            "  status   the node: verdict, every THP knob against the policy, kernel command line,\n"
+            "           foreign writes of the last 24 h (journal), khugepaged, meminfo, per-size and\n"
+            "           vmstat counters, top processes by AnonHugePages. Read-only.\n"
+            "  pid      one process: Rss against Pss, AnonHugePages and its largest mappings, its THP\n"
+            "           state, and what to compare Rss with. Read-only.\n"
+            "  watch    what THP is doing now, as rates every interval: faults, khugepaged, splits,\n"
+            "           compaction, memory pressure, who grows; full-screen on a terminal. Read-only.\n"
+            "  writers  who wrote the THP knobs behind thpguardd's back, from its journal records:\n"
+            "           per writer the writes, knobs, first and last time, pid, unit, pod. Read-only.\n"
+            "  exec     set prctl(PR_SET_THP_DISABLE) and exec COMMAND; children inherit the mode.\n"
+            "           disable: no THP at all; advised-only: THP only in MADV_HUGEPAGE regions\n"
+            "           (Linux 6.18+, refused on older kernels); inherit: clear an inherited setting.\n"
+            "\n"
+            "Options:\n"
+            "      --json             print one JSON document\n"
+            "  -c, --config FILE      policy file (default " POLICY_FILE_DEFAULT ")\n"
+            "      --sysfs-root DIR   where sysfs is mounted (default /sys; /host/sys in a pod)\n"
+            "      --proc-root DIR    where procfs is mounted (default /proc; /host/proc in a pod)\n"
+            "      --top N            status: processes listed (default %d, 0..%d);\n"
+            "                         pid: mappings listed (default %d, 0..%d)\n"
+            "      --journal-dir DIR  read the journal files in DIR, as journalctl -D (a pod: the\n"
+            "                         host's /var/log/journal mounted); default the local journal\n"
+            "      --since TIME       writers: from TIME: YYYY-MM-DD[ HH:MM[:SS]] local time, or -N\n"
+            "                         with s, m or min, h, d or w, e.g. -30min, -7d (default -24h)\n"
+            "      --machine-id ID|FILE  whose records count: this host's machine ID, or a file\n"
+            "                         holding it (a pod: the host's /etc/machine-id mounted);\n"
+            "                         default /etc/machine-id. Only DIR/ID of --journal-dir is read\n"
+            "      --daemon-exe PATH  thpguardd's executable as the journal records it (_EXE);\n"
+            "                         default " THPGUARD_DAEMON_EXE "\n"
+            "  -h, --help             show this help\n"
+            "  -V, --version          show the version\n"
+            "\n"
+            "Exit status: 0 success; 1 a file the command needs is missing or unreadable (the THP\n"
+            "sysfs directory, the proc root, the process, a --config given explicitly, or the\n"
+            "journal for writers); 2 usage; 3 writers: no systemd journal on this node.\n"
+            "exec: the command's own status, or 125 if the THP mode could not be set, 126 if the\n"
+            "command cannot run, 127 if it was not found.\n"
+            "See thpguardctl(1).\n",
+            CTL_TOP_DEFAULT, CTL_TOP_MAX, CTL_TOP_DEFAULT, PROCFS_SMAPS_TOP_MAX);
 }
 
 static int parse_number(const char *s, uint64_t max, uint64_t *ret) {
@@ -109,6 +116,8 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 ARG_THP,
                 ARG_JOURNAL_DIR,
                 ARG_SINCE,
+                ARG_MACHINE_ID,
+                ARG_DAEMON_EXE,
         };
         static const struct option options[] = {
                 { "json", no_argument, NULL, ARG_JSON },
@@ -119,6 +128,8 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 { "thp", required_argument, NULL, ARG_THP },
                 { "journal-dir", required_argument, NULL, ARG_JOURNAL_DIR },
                 { "since", required_argument, NULL, ARG_SINCE },
+                { "machine-id", required_argument, NULL, ARG_MACHINE_ID },
+                { "daemon-exe", required_argument, NULL, ARG_DAEMON_EXE },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -135,6 +146,8 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 { ARG_THP, CMD(CMD_EXEC) },
                 { ARG_JOURNAL_DIR, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
                 { ARG_SINCE, CMD(CMD_WRITERS) },
+                { ARG_MACHINE_ID, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
+                { ARG_DAEMON_EXE, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
         };
         CtlArgs a = {
                 .status = { .config = POLICY_FILE_DEFAULT,
@@ -190,6 +203,18 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                         break;
                 case ARG_SINCE:
                         since = optarg;
+                        break;
+                case ARG_MACHINE_ID:
+                        a.status.machine_id = a.writers.machine_id = optarg;
+                        break;
+                case ARG_DAEMON_EXE:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr,
+                                        "thpguardctl %s: --daemon-exe '%s' is not an absolute path\n", name,
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        a.status.daemon_exe = a.writers.daemon_exe = optarg;
                         break;
                 case ARG_THP:
                         a.thp = ctl_thp_mode_from_string(optarg);

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "bounded-read.h"
 #include "ctl.h"
 #include "thpguard/escape.h"
 #include "thpguard/json-util.h"
@@ -231,6 +232,14 @@ static json_object *procs_json(const CtlNode *n) {
         add(o, "scanned", json_new_uint64(s->n_scanned));
         add(o, "measured", json_new_uint64(s->n_measured));
         add(o, "skipped", json_new_uint64(s->n_unreadable));
+        add(o, "timed_out", json_new_uint64(s->n_skipped));
+        {
+                json_object *pids = json_object_new_array();
+
+                for (size_t i = 0; pids && i < s->n_skipped && i < ELEMENTSOF(s->skipped); i++)
+                        json_object_array_add(pids, json_new_uint64(s->skipped[i]));
+                add(o, "timed_out_pids", pids);
+        }
         add(o, "with_anon_huge_pages", json_new_uint64(s->n_with_thp));
         for (size_t i = 0; i < s->n_top; i++) {
                 json_object *p = json_object_new_object();
@@ -372,6 +381,7 @@ int ctl_writers_print_json(FILE *f, const CtlWritersOptions *opts, const CtlFore
                 return -ENOMEM;
         }
         add(root, "journal_dir", opts->journal_dir ? json_string_utf8(opts->journal_dir) : NULL);
+        add(root, "source", json_string_utf8(w->source));
         add(root, "since_usec", json_new_uint64(w->since_usec));
         add(root, "since", time_json(w->since_usec));
         add(root, "count", json_new_uint64(w->n_drift));

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bounded-read.h"
 #include "ctl.h"
 #include "thpguard/escape.h"
 #include "thpguard/number.h"
@@ -214,6 +215,15 @@ static void print_procs(FILE *f, const CtlNode *n) {
                 "\nTop processes by AnonHugePages (%s/PID/smaps_rollup: %zu processes, %zu measured, "
                 "%zu kernel threads, gone or unreadable)\n",
                 n->proc_root, s->n_scanned, s->n_measured, s->n_unreadable);
+        if (s->n_skipped > 0) {
+                fprintf(f,
+                        "  skipped %zu process(es) whose /proc files did not answer within %d ms (their "
+                        "memory lock held, e.g. through a FUSE page): pid",
+                        s->n_skipped, CTL_BOUNDED_READ_DEADLINE_USEC / 1000);
+                for (size_t i = 0; i < s->n_skipped && i < ELEMENTSOF(s->skipped); i++)
+                        fprintf(f, "%s %" PRIu64, i ? "," : "", s->skipped[i]);
+                fprintf(f, "%s\n", s->n_skipped > ELEMENTSOF(s->skipped) ? ", ..." : "");
+        }
         if (s->n_top == 0) {
                 fprintf(f, "  no process has AnonHugePages\n");
                 return;
@@ -352,12 +362,14 @@ void ctl_writers_print_text(FILE *f, const CtlWritersOptions *o, const CtlForeig
                 o->journal_dir ? escape_str(o->journal_dir, dir, sizeof(dir)) : "");
         if (n == 0) {
                 fprintf(f, "none\n");
+                fprintf(f, "Read: %s\n", w->source);
                 return;
         }
         fprintf(f, "%" PRIu64 " by %zu writer(s)", w->n_drift, n);
         if (w->n_fight > 0)
                 fprintf(f, ", %" PRIu64 " writer-fight warning(s)", w->n_fight);
         fputc('\n', f);
+        fprintf(f, "Read: %s\n", w->source);
         for (size_t i = 0; i < w->n_writers; i++)
                 print_writer(f, &w->writers[i],
                              w->writers[i].label[0] ? w->writers[i].label

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded-read.h"
 #include "ctl.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
@@ -16,23 +17,23 @@
 /* /proc/PID/status is about 1.5 kB. */
 #define STATUS_READ_MAX 8192
 
-static int read_status(const char *proc_root, uint64_t pid, ProcStatus *ret) {
+static int read_status(CtlBoundedReader *br, uint64_t pid, ProcStatus *ret) {
         char buf[STATUS_READ_MAX];
         size_t len;
         int r;
 
-        r = read_pid_file(proc_root, pid, "status", buf, sizeof(buf), &len);
+        r = ctl_bounded_read_pid_file(br, pid, "status", buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         return procfs_parse_status(buf, len, ret);
 }
 
-static int read_rollup(const char *proc_root, uint64_t pid, ProcSmapsRollup *ret) {
+static int read_rollup(CtlBoundedReader *br, uint64_t pid, ProcSmapsRollup *ret) {
         char buf[ROLLUP_READ_MAX];
         size_t len;
         int r;
 
-        r = read_pid_file(proc_root, pid, "smaps_rollup", buf, sizeof(buf), &len);
+        r = ctl_bounded_read_pid_file(br, pid, "smaps_rollup", buf, sizeof(buf), &len);
         if (r < 0)
                 return r;
         return procfs_parse_smaps_rollup(buf, len, ret);
@@ -56,6 +57,13 @@ static int cmp_by_anon_huge(const void *a, const void *b) {
         return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* A process whose file did not answer in time: counted, and the first few named. */
+static void note_skipped(CtlProcScan *s, uint64_t pid) {
+        if (s->n_skipped < ELEMENTSOF(s->skipped))
+                s->skipped[s->n_skipped] = pid;
+        s->n_skipped++;
+}
+
 void ctl_proc_scan_done(CtlProcScan *s) {
         free(s->top);
         *s = (CtlProcScan){};
@@ -64,13 +72,18 @@ void ctl_proc_scan_done(CtlProcScan *s) {
 int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
         _cleanup_(closedirp) DIR *d = NULL;
         _cleanup_free_ CtlProcess *cand = NULL;
+        _cleanup_(ctl_bounded_reader_freep) CtlBoundedReader *br = NULL;
         CtlProcScan s = {};
+        int r;
         size_t n_cand = 0, cap_cand = 0;
         struct dirent *de;
 
         d = opendir(proc_root);
         if (!d)
                 return -errno;
+        r = ctl_bounded_reader_new(proc_root, CTL_BOUNDED_READ_DEADLINE_USEC, &br);
+        if (r < 0)
+                return r;
 
         /*
          * Only smaps_rollup for everyone: status is read for the top few
@@ -83,12 +96,16 @@ int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
                 if (!procfs_pid_from_name(de->d_name, &pid))
                         continue;
                 s.n_scanned++;
-                if (read_rollup(proc_root, pid, &rollup) < 0) {
+                r = read_rollup(br, pid, &rollup);
+                if (r == -ETIMEDOUT) {
+                        note_skipped(&s, pid);
+                        continue;
+                }
+                if (r < 0) {
                         ProcStatus st;
 
                         s.n_unreadable++;
-                        if (s.khugepaged_pid == 0 && read_status(proc_root, pid, &st) >= 0 &&
-                            is_khugepaged(&st))
+                        if (s.khugepaged_pid == 0 && read_status(br, pid, &st) >= 0 && is_khugepaged(&st))
                                 s.khugepaged_pid = pid;
                         continue;
                 }
@@ -114,11 +131,15 @@ int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
         for (size_t i = 0; i < n_cand && s.n_top < top_n; i++) {
                 ProcStatus st;
 
-                if (read_status(proc_root, cand[i].pid, &st) < 0) {
-                        /* Gone since its rollup: counted as unreadable, not as measured. */
+                r = read_status(br, cand[i].pid, &st);
+                if (r < 0) {
+                        /* Gone since its rollup (unreadable), or stuck (skipped): not measured. */
                         s.n_measured--;
-                        s.n_unreadable++;
                         s.n_with_thp--;
+                        if (r == -ETIMEDOUT)
+                                note_skipped(&s, cand[i].pid);
+                        else
+                                s.n_unreadable++;
                         continue;
                 }
                 cand[s.n_top] = cand[i];

@@ -181,12 +181,14 @@ static void sample_journal(WatchSession *w) {
                 return;
         w->journal_read_usec = now;
         /* From the last correction known (it is read again, harmlessly), or the last 24 h. */
-        w->frame.journal = ctl_journal_read(w->o->status.journal_dir,
-                                            w->frame.have_last_correction
-                                                ? w->frame.last_correction_usec
-                                                : u64_sat_sub(now_usec(CLOCK_REALTIME),
-                                                              CTL_STATUS_WRITES_HOURS * CTL_USEC_PER_HOUR),
-                                            &f, why, sizeof(why)) >= 0;
+        w->frame.journal =
+            ctl_journal_read(
+                &(CtlJournalSource){ w->o->status.journal_dir, w->o->status.machine_id,
+                                     w->o->status.daemon_exe },
+                w->frame.have_last_correction
+                    ? w->frame.last_correction_usec
+                    : u64_sat_sub(now_usec(CLOCK_REALTIME), CTL_STATUS_WRITES_HOURS * CTL_USEC_PER_HOUR),
+                &f, why, sizeof(why)) >= 0;
         if (w->frame.journal)
                 last_correction(w, &f);
 }
@@ -372,6 +374,7 @@ static void help(void) {
         printf(
             "Usage: thpguardctl watch [--interval SECONDS] [--count N] [--top N] [--json] [--config FILE]\n"
             "                         [--sysfs-root DIR] [--proc-root DIR] [--journal-dir DIR]\n"
+            "                         [--machine-id ID|FILE] [--daemon-exe PATH]\n"
             "What THP is doing on this node now, as rates, every interval: faults and fallbacks,\n"
             "khugepaged's collapses, CPU and scans, splits, compaction, per-size mTHP faults, memory\n"
             "pressure, AnonHugePages and the processes whose huge pages grew. Read-only.\n"
@@ -386,6 +389,8 @@ static void help(void) {
             "      --sysfs-root DIR    where sysfs is mounted (default /sys; /host/sys in a pod)\n"
             "      --proc-root DIR     where procfs is mounted (default /proc; /host/proc in a pod)\n"
             "      --journal-dir DIR   read the journal files in DIR for the last correction\n"
+            "      --machine-id ID|FILE  whose records count (default /etc/machine-id)\n"
+            "      --daemon-exe PATH   thpguardd's executable as the journal records it (_EXE)\n"
             "  -h, --help              show this help\n"
             "\n"
             "Exit status: 0 success; 1 the THP sysfs directory, the proc root or a --config given\n"
@@ -425,6 +430,8 @@ static int parse_argv(int argc, char **argv, CtlWatchOptions *ret) {
                 ARG_PROC_ROOT,
                 ARG_TOP,
                 ARG_JOURNAL_DIR,
+                ARG_MACHINE_ID,
+                ARG_DAEMON_EXE,
                 ARG_INTERVAL,
                 ARG_COUNT,
         };
@@ -435,6 +442,8 @@ static int parse_argv(int argc, char **argv, CtlWatchOptions *ret) {
                 { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
                 { "top", required_argument, NULL, ARG_TOP },
                 { "journal-dir", required_argument, NULL, ARG_JOURNAL_DIR },
+                { "machine-id", required_argument, NULL, ARG_MACHINE_ID },
+                { "daemon-exe", required_argument, NULL, ARG_DAEMON_EXE },
                 { "interval", required_argument, NULL, ARG_INTERVAL },
                 { "count", required_argument, NULL, ARG_COUNT },
                 { "help", no_argument, NULL, 'h' },
@@ -468,6 +477,12 @@ static int parse_argv(int argc, char **argv, CtlWatchOptions *ret) {
                         break;
                 case ARG_JOURNAL_DIR:
                         o.status.journal_dir = optarg;
+                        break;
+                case ARG_MACHINE_ID:
+                        o.status.machine_id = optarg;
+                        break;
+                case ARG_DAEMON_EXE:
+                        o.status.daemon_exe = optarg;
                         break;
                 case ARG_TOP:
                         if (parse_u64(optarg, CTL_TOP_MAX, &v) < 0) {

@@ -11,10 +11,11 @@
 
 int ctl_writers_run(const CtlWritersOptions *o) {
         _cleanup_(ctl_foreign_done) CtlForeign w = {};
+        CtlJournalSource src = { o->journal_dir, o->machine_id, o->daemon_exe };
         char why[1024];
         int r;
 
-        r = ctl_journal_read(o->journal_dir, o->since_usec, &w, why, sizeof(why));
+        r = ctl_journal_read(&src, o->since_usec, &w, why, sizeof(why));
         if (r < 0) {
                 fprintf(stderr, "thpguardctl writers: %s\n", why);
                 return r == -ENOMEDIUM ? CTL_EXIT_NO_JOURNAL : CTL_EXIT_FAILURE;

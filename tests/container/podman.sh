@@ -11,7 +11,10 @@
 #    ..TIMESTAMP), the metrics directory as a volume, a read-only root file
 #    system, privileged;
 # and asserts that:
-#  1. the startup applies the ConfigMap's policy, and both probes pass;
+#  1. the startup applies the ConfigMap's policy, and both probes pass; every
+#     thread of the daemon, seen from the host, holds no capability in any
+#     set (bounding included), has NoNewPrivs 1 and a seccomp filter
+#     (Seccomp: 2), although the container is privileged;
 #  2. a foreign write on the host is corrected (inotify through the bind);
 #  3. the container's stderr has the logfmt line of that correction;
 #  4. a policy change published by a ..data symlink swap, as the kubelet
@@ -114,7 +117,19 @@ wait_until 10 podman exec "$NAME" "${DS_READY[@]}" >/dev/null || {
         fail "the readinessProbe (${DS_READY[*]}) does not pass on a compliant node"
 }
 podman exec "$NAME" "${DS_LIVE[@]}" >/dev/null || fail "the livenessProbe (${DS_LIVE[*]}) fails on a running daemon"
-echo "1. started: policy applied, readiness and liveness pass"
+pid=$(podman inspect "$NAME" --format '{{.State.Pid}}')
+[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = thpguardd ] || fail "the container's first process is $(cat "/proc/$pid/comm" 2>/dev/null), not thpguardd"
+for t in /proc/"$pid"/task/*; do
+        for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+                v=$(sed -n "s/^$f:[[:space:]]*//p" "$t/status")
+                [ "$v" = 0000000000000000 ] || fail "the privileged pod's daemon, thread ${t##*/}: $f is $v, want 0"
+        done
+        grep -q '^NoNewPrivs:[[:space:]]*1$' "$t/status" || fail "the pod's daemon, thread ${t##*/}: NoNewPrivs is not 1"
+        grep -q '^Seccomp:[[:space:]]*2$' "$t/status" || fail "the pod's daemon, thread ${t##*/}: Seccomp is not 2"
+done
+podman logs "$NAME" 2>&1 | grep -q 'msg="confined: Landlock ABI [0-9]*, seccomp filter"' ||
+        { podman logs "$NAME" >&2; fail "the pod's daemon did not confine itself with Landlock and seccomp"; }
+echo "1. started: policy applied, readiness and liveness pass; $(ls /proc/"$pid"/task | wc -l) threads, no capability, NoNewPrivs 1, Seccomp 2"
 
 # 2. A foreign write on the host, seen through the bind mount and corrected.
 thp_set enabled always
@@ -165,7 +180,8 @@ echo "5. the metrics file parses and counts every correction"
 # 6. thpguardctl in the pod, on the host's paths: the host's knobs and processes.
 podman exec "$NAME" thpguardctl status --json --sysfs-root /host/sys --proc-root /host/proc \
         >"$TMP/ctl.json" 2>"$TMP/ctl.err" || fail "thpguardctl status in the container failed: $(cat "$TMP/ctl.err")"
-host_procs=$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)
+# A process may exit while find lists /proc: that is no failure.
+host_procs=$({ find /proc -maxdepth 1 -name '[0-9]*' 2>/dev/null || true; } | wc -l)
 "$PY" - "$TMP/ctl.json" "$host_procs" "$(thp_get enabled)" "$(thp_get defrag)" <<'PYEOF' || fail "thpguardctl in the container does not describe the host (above)"
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -1,7 +1,9 @@
 # writers and status --journal-dir against real journal files: systemd-journal-remote
 # makes them from export format, with timestamps 20 min to 30 h ago, forged entries
-# (another uid, another MESSAGE_ID) and hostile bytes. Counts, grouping, --since,
-# --json, and the one line when there is no journal.
+# (another uid, another MESSAGE_ID, root from another executable and unit, root
+# from thpguardd's executable on another machine) and hostile bytes, and a second
+# machine's directory beside this one's, which must not be read. Counts, grouping,
+# --since, --json, the selection said, and the one line when there is no journal.
 . "$(dirname "$0")/lib.sh"
 C=$THPGUARDCTL
 
@@ -12,12 +14,15 @@ done
 [ -n "$remote" ] || skip "systemd-journal-remote not found (Debian package systemd-journal-remote)"
 
 now=$(date +%s)
-mkdir "$TMP/journal" "$TMP/empty"
+MID=0123456789abcdef0123456789abcdef
+OTHER=fedcba9876543210fedcba9876543210
+mkdir -p "$TMP/journal/$MID" "$TMP/journal/$OTHER" "$TMP/empty/$MID"
 # Export format (systemd's JOURNAL_EXPORT_FORMATS): KEY=value lines, or for a value
 # with a newline or other control bytes KEY, a little-endian 64-bit length, the bytes.
-python3 - "$now" >"$TMP/in.export" <<'PY'
+python3 - "$now" "$MID" "$OTHER" >"$TMP/in.export" <<'PY'
 import struct, sys
 now = int(sys.argv[1]) * 1000000
+MID, OTHER = sys.argv[2].encode(), sys.argv[3].encode()
 H, M = 3600 * 1000000, 60 * 1000000
 CORRECTED = "5b0a3c7e2f8d4e61a9c4d2b7f1e08a31"
 FAILED = "c3e9174a6b2d48f0b5a18e6d9f2c7b04"
@@ -26,12 +31,16 @@ FIGHT = "47d9e2c1a8b64f05b3e7d0a9c5f2e196"
 RELOADED = "1f7c2e94d5a84b36b0e9c3a7d2f6e418"
 out = sys.stdout.buffer
 seq = 0
-def entry(ago, msgid, uid=b"0", **f):
+# By default thpguardd under its unit on this machine; exe/unit/machine say otherwise.
+def entry(ago, msgid, uid=b"0", exe=b"/usr/sbin/thpguardd", unit=b"thpguardd.service", machine=MID, **f):
     global seq
     seq += 1
     fields = [(b"__REALTIME_TIMESTAMP", b"%d" % (now - ago)), (b"__MONOTONIC_TIMESTAMP", b"%d" % seq),
               (b"_BOOT_ID", b"0123456789abcdef0123456789abcdef"), (b"_UID", uid), (b"_COMM", b"thpguardd"),
+              (b"_MACHINE_ID", machine), (b"_EXE", exe),
               (b"MESSAGE", b"test entry %d" % seq), (b"MESSAGE_ID", msgid.encode())]
+    if unit:
+        fields.append((b"_SYSTEMD_UNIT", unit))
     fields += [(b"THPGUARD_" + k.upper().encode(), v if isinstance(v, bytes) else str(v).encode())
                for k, v in f.items()]
     for k, v in fields:
@@ -44,7 +53,8 @@ tuned = dict(writer="tuned.service", writer_comm="tuned", writer_exe="/usr/sbin/
              writer_unit="tuned.service", writer_uid=0, writer_cgroup="/system.slice/tuned.service")
 entry(30 * H, CORRECTED, knob="enabled", writer="old-agent.service", writer_pid=99)
 entry(3 * H, CORRECTED, knob="enabled", writer_pid=812, **tuned)
-entry(2 * H, CORRECTED, knob="defrag", writer_pid=813, **tuned)
+# A pod's daemon: its unit is the container's scope; its executable and machine say it is ours.
+entry(2 * H, CORRECTED, unit=b"cri-containerd-0123abcd.scope", knob="defrag", writer_pid=813, **tuned)
 entry(90 * M, FAILED, knob="hugepages-2048kB/enabled")  # writer unknown
 entry(60 * M, AUDIT, knob="enabled", writer="cri-containerd-abc123.scope", writer_pid=4000, writer_comm="sh",
       writer_unit="cri-containerd-abc123.scope", writer_pod_uid="0c1d2e3f-aaaa-bbbb-cccc-123456789012",
@@ -56,21 +66,40 @@ entry(20 * M, CORRECTED, knob="defrag", writer="pid 4242", writer_pid=4242, writ
 # Not ours to count: sent by another user, another MESSAGE_ID.
 entry(30 * M, CORRECTED, uid=b"1000", knob="enabled", writer="forged.service", writer_pid=1)
 entry(30 * M, RELOADED, knob="enabled", writer="reload.service", writer_pid=1)
+# Root, from another executable in a container's scope (a log relay, a root container
+# with the journal socket): not thpguardd's.
+entry(30 * M, CORRECTED, exe=b"/usr/bin/python3", unit=b"cri-containerd-feed.scope", knob="enabled",
+      writer="container-root-forged.service", writer_pid=1)
+# thpguardd's unit and executable, but another machine's entry (forwarded into this file).
+entry(30 * M, CORRECTED, machine=OTHER, knob="enabled", writer="other-machine.service", writer_pid=1)
 PY
-"$remote" -o "$TMP/journal/remote.journal" - <"$TMP/in.export" >"$TMP/remote.log" 2>&1 ||
+# Another machine's journal beside this one's: real thpguardd entries, never to be read.
+python3 - "$now" "$OTHER" >"$TMP/other.export" <<'PY'
+import sys
+now = int(sys.argv[1]) * 1000000
+print("__REALTIME_TIMESTAMP=%d\n__MONOTONIC_TIMESTAMP=1\n_BOOT_ID=0123456789abcdef0123456789abcdef\n"
+      "_UID=0\n_MACHINE_ID=%s\n_SYSTEMD_UNIT=thpguardd.service\n_EXE=/usr/sbin/thpguardd\n"
+      "MESSAGE=other machine\nMESSAGE_ID=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31\nTHPGUARD_KNOB=enabled\n"
+      "THPGUARD_WRITER=container-journal.service\n" % (now - 600 * 1000000, sys.argv[2]))
+PY
+"$remote" -o "$TMP/journal/$MID/remote.journal" - <"$TMP/in.export" >"$TMP/remote.log" 2>&1 ||
         fail "systemd-journal-remote failed: $(cat "$TMP/remote.log")"
+"$remote" -o "$TMP/journal/$OTHER/remote.journal" - <"$TMP/other.export" >"$TMP/remote.log" 2>&1 ||
+        fail "systemd-journal-remote failed: $(cat "$TMP/remote.log")"
+journalctl -D "$TMP/journal" -q -o cat >"$TMP/readback-all.txt" 2>/dev/null || true
+grep -q 'other machine' "$TMP/readback-all.txt" || fail "journalctl does not read back the other machine's file"
 # Into a file, not a pipe into grep -q: under pipefail, journalctl killed by SIGPIPE would fail it.
-journalctl -D "$TMP/journal" -q -o cat >"$TMP/readback.txt" 2>/dev/null || true
-grep -q 'test entry 10' "$TMP/readback.txt" ||
+journalctl -D "$TMP/journal/$MID" -q -o cat >"$TMP/readback.txt" 2>/dev/null || true
+grep -q 'test entry 12' "$TMP/readback.txt" ||
         fail "journalctl does not read back what systemd-journal-remote wrote"
 
-J=(--journal-dir "$TMP/journal")
+J=(--journal-dir "$TMP/journal" --machine-id "$MID" --daemon-exe /usr/sbin/thpguardd)
 
 # writers, default since (24 h): six foreign writes, one fight warning, five writers.
 run timeout 10 "$C" writers "${J[@]}" --json
 expect_rc 0
 cp "$OUT_FILE" "$TMP/writers.json"
-python3 - "$TMP/writers.json" "$now" <<'PY' || fail "writers --json"
+python3 - "$TMP/writers.json" "$now" "$MID" <<'PY' || fail "writers --json"
 import json, sys
 d = json.load(open(sys.argv[1], encoding="utf-8"))
 now = int(sys.argv[2]) * 1000000
@@ -102,6 +131,7 @@ check(e["comm"] == "ev\\x01il" and e["knobs"] == ["khugepaged/defrag"], "hostile
 x = w["pid 4242"]
 check(x["last_exited"] is True and x["last_pid"] == 4242, "exited writer")
 check(d["other"] is None, "no other")
+check("_MACHINE_ID=" + sys.argv[3] in d["source"] and "_EXE=/usr/sbin/thpguardd" in d["source"], "source: %s" % d["source"])
 PY
 
 # Text: the same groups, printable only.
@@ -113,7 +143,27 @@ grep -q '^  pod 0c1d2e3f-aaaa-bbbb-cccc-123456789012, container abc123$' "$OUT_F
 grep -q 'by pid 4242 (exited)' "$OUT_FILE" || fail "text exited: $(cat "$OUT_FILE")"
 grep -qF 'evil\x1b[31m\x0a\xff: 1 write(s); knobs khugepaged/defrag' "$OUT_FILE" || fail "text hostile: $(cat "$OUT_FILE")"
 LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f-\xff]' "$OUT_FILE" && fail "text output holds non-printable bytes"
-grep -qE 'forged|reload|old-agent' "$OUT_FILE" && fail "counted what it should not: $(cat "$OUT_FILE")"
+grep -qE 'forged|reload|old-agent|other-machine|container-journal' "$OUT_FILE" && fail "counted what it should not: $(cat "$OUT_FILE")"
+grep -q "^Read: thpguardd's records only: _SYSTEMD_UNIT=thpguardd.service or _EXE=/usr/sbin/thpguardd, with _UID=0 and _MACHINE_ID=$MID (from --machine-id), in $(re "$TMP/journal/$MID")\$" "$OUT_FILE" ||
+        fail "text: how the records were chosen: $(cat "$OUT_FILE")"
+# The machine ID from a file (a pod: the host's /etc/machine-id mounted), and the
+# machine's own directory named directly.
+echo "$MID" >"$TMP/machine-id"
+run timeout 10 "$C" writers --journal-dir "$TMP/journal/$MID" --machine-id "$TMP/machine-id" --daemon-exe /usr/sbin/thpguardd --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["count"] == 6'
+# Another machine's ID: only its directory, and only its entries.
+run timeout 10 "$C" writers --journal-dir "$TMP/journal" --machine-id "$OTHER" --daemon-exe /usr/sbin/thpguardd --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["count"] == 1' 'd["writers"][0]["writer"] == "container-journal.service"'
+# No directory for this machine: said, nothing read.
+run timeout 10 "$C" writers --journal-dir "$TMP/journal" --machine-id 00000000000000000000000000000000
+expect_rc 3
+grep -q 'has no directory for this machine (00000000000000000000000000000000).*other machines. journals are not read' "$ERR_FILE" ||
+        fail "writers, no directory for this machine: $(cat "$ERR_FILE")"
+run timeout 10 "$C" writers --journal-dir "$TMP/journal" --machine-id nonsense
+expect_rc 1
+grep -q -- '--machine-id nonsense: neither 32 hex digits nor an absolute file name' "$ERR_FILE" || fail "bad --machine-id: $(cat "$ERR_FILE")"
 
 # --since: relative and absolute (local time, as date prints it) reach the entry of 30 h ago.
 run timeout 10 "$C" writers "${J[@]}" --since -2d --json
@@ -176,17 +226,17 @@ grep -qE '^  shmem_enabled ' "$TMP/section" && fail "status lists an unmanaged k
 grep -q '^  1 of 6 writes without a writer' "$TMP/section" || fail "status text, unknown count: $(cat "$TMP/section")"
 
 # No journal: status says so in one line and goes on; writers exits 3.
-run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/empty"
+run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/empty" --machine-id "$MID"
 expect_rc 0
 [ "$(grep -c 'no systemd journal' "$OUT_FILE")" = 1 ] || fail "status without a journal: $(cat "$OUT_FILE")"
-grep -q "^Foreign writes: no systemd journal on this node: no journal file in $TMP/empty (in a pod, mount the host's /var/log/journal and pass --journal-dir)$" "$OUT_FILE" ||
+grep -q "^Foreign writes: no systemd journal on this node: no journal file in $TMP/empty/$MID (in a pod, mount the host's /var/log/journal and pass --journal-dir)$" "$OUT_FILE" ||
         fail "status without a journal: $(cat "$OUT_FILE")"
 grep -q '^Top processes by AnonHugePages' "$OUT_FILE" || fail "status stopped at the journal"
-run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/empty" --json
+run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/empty" --machine-id "$MID" --json
 expect_rc 0
 json_check "$OUT_FILE" 'd["foreign_writes"]["available"] is False' 'd["foreign_writes"]["error"].startswith("no systemd journal on this node")' \
         'all(k["foreign_writes"] is None for k in d["knobs"])'
-run timeout 10 "$C" writers --journal-dir "$TMP/empty"
+run timeout 10 "$C" writers --journal-dir "$TMP/empty" --machine-id "$MID"
 expect_rc 3
 [ "$(wc -l <"$ERR_FILE")" = 1 ] && grep -q '^thpguardctl writers: no systemd journal on this node: ' "$ERR_FILE" ||
         fail "writers without a journal: $(cat "$ERR_FILE")"

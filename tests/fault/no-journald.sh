@@ -66,6 +66,7 @@ thp = { enabled = "never"; };'
                 n=$(log_count "$2")
                 [ "$n" = "$1" ] || fail "$case: $n lines match /$2/, want $1"
         }
+        want 1 '^level=info msg="confined: '
         want 1 '^level=info msg="started: enforcing 1 knobs'
         want 1 '^level=notice msg="corrected enabled: always -> madvise \(startup\)" message_id=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 knob=enabled .*trigger=startup result=corrected'
         want $DRIFTS '^level=notice msg="corrected enabled: (always|never) -> madvise \(inotify(; written by [^)]*)?\)" message_id=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 knob=enabled .*trigger=inotify result=corrected'
@@ -73,8 +74,8 @@ thp = { enabled = "never"; };'
         want 1 '^level=notice msg="policy reloaded from .* 1 knobs, mode enforce, 1 corrected" message_id=[0-9a-f]{32} policy='
         want 1 '^level=error msg="policy rejected, keeping the last good one: .*invalid value \\"sometimes\\"'
         want 1 '^level=info msg="received Terminated; exiting, knobs left as they are"$'
-        want $((DRIFTS + 6)) '^level=[a-z]+ msg="'
+        want $((DRIFTS + 7)) '^level=[a-z]+ msg="'
         lines=$(wc -l <"$TMP/daemon.log")
-        [ "$lines" = $((DRIFTS + 6)) ] || fail "$case: $lines lines on stderr, want $((DRIFTS + 6)): something else or something partial"
+        [ "$lines" = $((DRIFTS + 7)) ] || fail "$case: $lines lines on stderr, want $((DRIFTS + 7)): something else or something partial"
 done
 echo "PASS: with no journald every event came out on stderr as logfmt"

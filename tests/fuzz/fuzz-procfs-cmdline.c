@@ -41,7 +41,7 @@ static void check_sanitize(const uint8_t *data, size_t size) {
         size_t full = 0;
 
         for (size_t i = 0; i < size; i++)
-                full += data[i] >= 0x20 && data[i] < 0x7f ? 1 : 4;
+                full += data[i] == '\\' ? 2 : data[i] >= 0x20 && data[i] < 0x7f ? 1 : 4;
         for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
                 char *buf = malloc(lens[i] ? lens[i] : 1);
                 bool whole;

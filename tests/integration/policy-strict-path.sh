@@ -24,7 +24,9 @@ NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 root=$(fixture_copy 6.18)
 T=$root/kernel/mm/transparent_hugepage
 ETC=$TMP/etc
-PROFILES=$TMP/profiles
+# Below the policy's directory: once started, the daemon reads only there
+# (Landlock), so a link re-pointed to another directory needs a restart.
+PROFILES=$ETC/profiles
 mkdir -m 0755 "$ETC" "$PROFILES"
 # The fixture reads madvise: the first policy is compliant, the other is not.
 write_policy "$ETC/thpguard.conf" 'recheck_interval = 3600;

@@ -60,6 +60,20 @@ static void test_owner_systemd(void **state) {
         check("/system.slice/bad name.service", "", "", "");
 }
 
+/* As a pod with a cgroup namespace of its own sees processes outside it. */
+static void test_owner_private_namespace(void **state) {
+        check("/../../system.slice/tuned.service", "tuned.service", "", "");
+        check("/../../../../init.scope", "init.scope", "", "");
+        check("/../user.slice/user-1000.slice/session-3.scope", "session-3.scope", "", "");
+        /* A sibling pod's container, up to the burstable slice. */
+        check("/../../kubepods-burstable-pod" UID_UNDER ".slice/cri-containerd-" CID ".scope",
+              "cri-containerd-" CID ".scope", UID, CID);
+        /* Only leading "..": a unit may not be called "..", nor hide behind one. */
+        check("/../..", "", "", "");
+        check("/system.slice/../tuned.service", "", "", "");
+        check("/..foo/x.service", "", "", "");
+}
+
 static void test_owner_kubernetes(void **state) {
         /* systemd cgroup driver, cgroup v2 or v1's name=systemd: containerd, CRI-O, Docker. */
         check("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_UNDER
@@ -88,6 +102,7 @@ int main(void) {
                 cmocka_unit_test(test_path_from_proc),
                 cmocka_unit_test(test_owner_systemd),
                 cmocka_unit_test(test_owner_kubernetes),
+                cmocka_unit_test(test_owner_private_namespace),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,25 @@ static void test_printable(void **state) {
         /* The hostile policy value: no ESC, no newline, no byte above 0x7e left. */
         assert_string_equal(escape_str("\xff\x1b[31mRED\n", big, sizeof(big)), "\\xff\\x1b[31mRED\\x0a");
         assert_string_equal(escape_str("", big, sizeof(big)), "");
+
+        /*
+         * A backslash is doubled: a comm that spells "\x1b" with four
+         * printable bytes must not read like the escape of a real ESC, and
+         * two different names must never come out as one label.
+         */
+        assert_string_equal(escape_str("a\\x1bb", big, sizeof(big)), "a\\\\x1bb");
+        assert_string_equal(escape_str("a\x1b"
+                                       "b",
+                                       big, sizeof(big)),
+                            "a\\x1bb");
+        assert_string_not_equal(escape_str("a\\x1bb", big, sizeof(big)), escape_str("a\x1b"
+                                                                                    "b",
+                                                                                    buf, sizeof(buf)));
+        assert_true(escape_printable(LIT("ab\\"), buf, sizeof(buf)));
+        assert_string_equal(buf, "ab\\\\");
+        /* A doubled backslash is never cut in half. */
+        assert_false(escape_printable(LIT("abcdef\\"), buf, sizeof(buf)));
+        assert_string_equal(buf, "abcdef");
 }
 
 static void expect_sanitized(const char *in, const char *want) {

@@ -348,6 +348,46 @@ static void test_write_file(void **state) {
         remove_tree(dir);
 }
 
+/* The daemon replaces only a file it wrote itself: the rename would replace anything else. */
+static void test_file_check_ours(void **state) {
+        _cleanup_free_ char *dir = tmpdir();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        char path[512], other[512], link[512], why[128];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/thpguard.prom", dir);
+        /* Not there yet: it will be ours. */
+        assert_int_equal(metrics_file_check_ours(path, why, sizeof(why)), 0);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        assert_int_equal(metrics_file_check_ours(path, why, sizeof(why)), 0);
+
+        /* Someone else's file with the name: refused, and left as it is. */
+        snprintf(other, sizeof(other), "%s/node.prom", dir);
+        f = fopen(other, "w");
+        assert_non_null(f);
+        fputs("# HELP node_thing Another collector's file.\nnode_thing 1\n", f);
+        fclose(f);
+        assert_int_equal(metrics_file_check_ours(other, why, sizeof(why)), -EPERM);
+        assert_string_equal(why, "exists and does not start like a file thpguardd wrote");
+        /* A file shorter than the line. */
+        f = fopen(other, "w");
+        fclose(f);
+        assert_int_equal(metrics_file_check_ours(other, why, sizeof(why)), -EPERM);
+        /* A symlink to our own file is not followed. */
+        snprintf(link, sizeof(link), "%s/link.prom", dir);
+        assert_int_equal(symlink(path, link), 0);
+        assert_true(metrics_file_check_ours(link, why, sizeof(why)) < 0);
+        /* A directory with the name. */
+        snprintf(link, sizeof(link), "%s/d.prom", dir);
+        assert_int_equal(mkdir(link, 0755), 0);
+        assert_true(metrics_file_check_ours(link, why, sizeof(why)) < 0);
+        /* Not a .prom name at all. */
+        assert_int_equal(metrics_file_check_ours("/etc/passwd", why, sizeof(why)), -EINVAL);
+        assert_false(metrics_file_name_valid("/x/.thpguard.prom.AbC123"));
+        assert_true(metrics_file_name_valid("/x/t.prom"));
+        remove_tree(dir);
+}
+
 static void make_dir(const char *dir, const char *rel, mode_t mode, uid_t uid, char *buf, size_t size) {
         snprintf(buf, size, "%s/%s", dir, rel);
         assert_int_equal(mkdir(buf, mode), 0);
@@ -697,6 +737,7 @@ int main(void) {
                 cmocka_unit_test(test_kernel_cpu_and_pressure),
                 cmocka_unit_test(test_vmstat_filter),
                 cmocka_unit_test(test_write_file),
+                cmocka_unit_test(test_file_check_ours),
                 cmocka_unit_test(test_write_file_symlink_swap),
                 cmocka_unit_test(test_write_file_foreign_dir),
                 cmocka_unit_test(test_write_file_shared_dir),

@@ -176,6 +176,14 @@ static void test_values_and_ranges(void **state) {
         EXPECT("fight_threshold = 1001;\n", F ":1: fight_threshold: 1001 is out of range 0..1000");
         EXPECT("fight_window = 0;\n", F ":1: fight_window: 0 is out of range 1..86400");
         EXPECT("metrics_file = \"thp.prom\";\n", F ":1: metrics_file: \"thp.prom\" is not an absolute path");
+        /* Only a Prometheus textfile: the rename would replace any other file. */
+        EXPECT("metrics_file = \"/etc/passwd\";\n",
+               F ":1: metrics_file: \"/etc/passwd\" is not a NAME.prom file");
+        EXPECT("metrics_file = \"/x/.prom\";\n", F ":1: metrics_file: \"/x/.prom\" is not a NAME.prom file");
+        EXPECT("metrics_file = \"/x/.hidden.prom\";\n",
+               F ":1: metrics_file: \"/x/.hidden.prom\" is not a NAME.prom file");
+        EXPECT("metrics_file = \"/x/y.prom.bak\";\n",
+               F ":1: metrics_file: \"/x/y.prom.bak\" is not a NAME.prom file");
 }
 
 static void test_sizes(void **state) {
@@ -293,6 +301,7 @@ static void test_string_bound(void **state) {
         /* The longest path that may be written, at the bound exactly. */
         memset(path, 'm', POLICY_STRING_MAX);
         path[0] = '/';
+        memcpy(path + POLICY_STRING_MAX - 5, ".prom", 5);
         path[POLICY_STRING_MAX] = '\0';
         sprintf(text, "metrics_file = \"%s\";\nthp = { enabled = \"never\"; };\n", path);
         assert_int_equal(parse(text, &d, &p), 0);

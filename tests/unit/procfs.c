@@ -250,8 +250,13 @@ static void test_status_binary_comm(void **state) {
         /* Byte for byte what 6.18 prints after prctl(PR_SET_NAME, "a\x01\xff\tb\\c\n d"). */
         assert_int_equal(procfs_parse_status(LIT("Name:\ta\x01\xff\tb\\\\c\\n d\nTHP_enabled:\t0\n"), &s),
                          0);
-        assert_string_equal(s.name, "a\\x01\\xff\\x09b\\\\c\\n d");
+        /* The kernel's own escapes undone, then escaped once: the comm's bytes as /proc/PID/comm has them.
+         */
+        assert_string_equal(s.name, "a\\x01\\xff\\x09b\\\\c\\x0a d");
         assert_int_equal(s.thp_enabled, 0);
+        /* Kernels before 5.x escape in octal. */
+        assert_int_equal(procfs_parse_status(LIT("Name:\tb\\134c\\012d\nPPid:\t2\n"), &s), 0);
+        assert_string_equal(s.name, "b\\\\c\\x0ad");
 
         /* A 64-byte kthread name: cut at a whole character, never mid-escape. */
         assert_int_equal(

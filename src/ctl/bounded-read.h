@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Reads of /proc/PID files that may block: smaps_rollup, cmdline and mem
+ * take the process's memory lock, which the process itself can hold for
+ * as long as it likes (a page of a FUSE file nobody serves, read through
+ * /proc/self/mem, with another thread queued in mmap()): a reader then
+ * waits in state D, as `ps` does. Each read here is done by a child
+ * process and waited for until a deadline; a child that misses it is
+ * killed and left behind (it may stay in D until the lock is released),
+ * and the next read gets a new child. The caller skips that process and
+ * says so. One child serves every read until then: a fork per scan, not
+ * per process.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thpguard/macro.h"
+
+/* Long enough for a /proc read on a loaded machine (tens of microseconds idle). */
+#define CTL_BOUNDED_READ_DEADLINE_USEC (500 * 1000)
+/* The largest file read through it. */
+#define CTL_BOUNDED_READ_MAX 65536
+
+typedef struct CtlBoundedReader CtlBoundedReader;
+
+int ctl_bounded_reader_new(const char *proc_root, uint64_t deadline_usec, CtlBoundedReader **ret);
+CtlBoundedReader *ctl_bounded_reader_free(CtlBoundedReader *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(CtlBoundedReader *, ctl_bounded_reader_free);
+
+/*
+ * read_pid_file() (fileio.h), done by the child: its result, or
+ * -ETIMEDOUT when it did not answer within the deadline.
+ */
+int ctl_bounded_read_pid_file(CtlBoundedReader *r, uint64_t pid, const char *name, char *buf, size_t size,
+                              size_t *ret_len);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's confinement (sandbox.h), once the first policy is loaded and
+ * before any thread or event source exists. Every file the daemon writes
+ * after startup is in the list below; one it misses fails with EACCES.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon-internal.h"
+#include "thpguard/sandbox.h"
+
+int daemon_confine_files(Daemon *d) {
+        /* A reload cannot move the metrics file to another directory: that directory is fixed here. */
+        const char *written[] = { daemon_metrics_path(d) };
+        SandboxDaemon files = {
+                .proc_root = d->proc_root,
+                .policy_file = d->options->config,
+                .knob_dir = d->sysfs->thp_dir,
+                .written_files = written,
+                .n_written_files = written[0] ? ELEMENTSOF(written) : 0,
+        };
+        char why[128];
+        int r;
+
+        /* --metrics-file (the policy's is checked with the policy): never a file we did not write. */
+        if (d->options->metrics_file) {
+                r = metrics_file_check_ours(d->options->metrics_file, why, sizeof(why));
+                if (r < 0)
+                        return log_error_errno(&d->log, r,
+                                               "--metrics-file %s %s; not starting, nothing was written",
+                                               d->options->metrics_file, why);
+        }
+        r = sandbox_confine_daemon_files(&files, &d->sandbox);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot confine the daemon");
+        if (d->sandbox.landlock_abi == 0)
+                log_plain(&d->log, LOG_INFO,
+                          "Landlock is not available (%s): file access is confined only by the service's "
+                          "own settings",
+                          strerror(-d->sandbox.landlock_error));
+        if (d->sandbox.missing)
+                log_plain(&d->log, LOG_WARNING, "%s does not exist: the daemon will not be able to use it",
+                          d->sandbox.missing);
+        return 0;
+}
+
+/*
+ * After the writer gate is started, inside the Landlock domain, so that
+ * the filter can let the daemon kill it (writer-gate.h) and nothing else.
+ */
+int daemon_confine_syscalls(Daemon *d) {
+        char what[128];
+        int r;
+
+        r = sandbox_seccomp(d->gate ? writer_gate_pid(d->gate) : 0, &d->sandbox);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot confine the daemon's system calls");
+        if (!d->sandbox.seccomp)
+                log_plain(&d->log, LOG_INFO,
+                          "no seccomp filter (%s): kill(), ptrace() and the rest are not refused by the "
+                          "daemon itself",
+                          strerror(-d->sandbox.seccomp_error));
+        sandbox_describe(&d->sandbox, what, sizeof(what));
+        log_plain(&d->log, LOG_INFO, "confined: %s", what);
+        return 0;
+}
