@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuse-hang MOUNTPOINT: a process that holds its own memory lock for as
+ * fuse-hang MOUNTPOINT [FILE VALUE]: a process that holds its own memory lock for as
  * long as it lives, as any local user who may mount FUSE can. It serves
  * a one-file FUSE file system itself, straight on /dev/fuse, but never
  * answers a READ; maps the file; one thread reads that page through
@@ -9,7 +9,8 @@
  * reader of its smaps_rollup, cmdline or mem waits in state D.
  * Prints "ready PID" once both threads are stuck. It cannot be killed
  * while the READ waits: abort the connection first
- * (/sys/fs/fuse/connections/MINOR/abort), then SIGKILL it.
+ * (/sys/fs/fuse/connections/MINOR/abort), then SIGKILL it. With FILE
+ * and VALUE it then writes VALUE to FILE and prints "wrote".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -140,8 +141,8 @@ int main(int argc, char **argv) {
         pthread_t t;
         int fd;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: fuse-hang MOUNTPOINT\n");
+        if (argc != 2 && argc != 4) {
+                fprintf(stderr, "usage: fuse-hang MOUNTPOINT [FILE VALUE]\n");
                 return 2;
         }
         fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
@@ -182,6 +183,19 @@ int main(int argc, char **argv) {
         usleep(50000);
         if (write(STDOUT_FILENO, line, strlen(line)) < 0)
                 return 1;
+        /*
+         * A hostile writer: it writes FILE (a THP knob) while anything that
+         * reads its command line waits for good. open() and write() of a
+         * present buffer need no memory lock, so this thread still can.
+         */
+        if (argc == 4) {
+                int k = open(argv[2], O_WRONLY | O_CLOEXEC);
+
+                if (k < 0 || write(k, argv[3], strlen(argv[3])) < 0 ||
+                    write(STDOUT_FILENO, "wrote\n", 6) < 0)
+                        return 1;
+                close(k);
+        }
         for (;;)
                 pause();
 }
