@@ -20,6 +20,7 @@
 #include "thpguard/policy.h"
 #include "thpguard/procfs.h"
 #include "thpguard/sysfs.h"
+#include "thpguard/thp-mode.h"
 
 /* Exit codes, documented in --help and thpguardctl(1). */
 enum {
@@ -235,15 +236,5 @@ int ctl_writers_print_json(FILE *f, const CtlWritersOptions *o, const CtlForeign
 
 /* ---- exec --------------------------------------------------------------- */
 
-typedef enum CtlThpMode {
-        CTL_THP_DISABLE,
-        CTL_THP_ADVISED_ONLY,
-        CTL_THP_INHERIT,
-        _CTL_THP_MODE_MAX,
-        _CTL_THP_MODE_INVALID = -1,
-} CtlThpMode;
-
-CtlThpMode ctl_thp_mode_from_string(const char *s);
-
 /* Sets the mode with prctl(), then execvp()s argv; returns an exit code only on failure. */
-int ctl_exec(CtlThpMode mode, char **argv);
+int ctl_exec(ThpMode mode, char **argv);

@@ -29,7 +29,7 @@ typedef struct CtlArgs {
         CtlWritersOptions writers;
         bool json;
         uint64_t pid;
-        CtlThpMode thp;
+        ThpMode thp;
         char **command;
 } CtlArgs;
 
@@ -136,7 +136,7 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                             .sysfs_root = "/sys",
                             .proc_root = "/proc",
                             .top = CTL_TOP_DEFAULT },
-                .thp = _CTL_THP_MODE_INVALID,
+                .thp = _THP_MODE_INVALID,
         };
         uint64_t top_max = cmd == CMD_PID ? PROCFS_SMAPS_TOP_MAX : CTL_TOP_MAX, v;
         const char *name = argv[0], *since = CTL_WRITERS_SINCE_DEFAULT;
@@ -187,8 +187,8 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                         since = optarg;
                         break;
                 case ARG_THP:
-                        a.thp = ctl_thp_mode_from_string(optarg);
-                        if (a.thp == _CTL_THP_MODE_INVALID) {
+                        a.thp = thp_mode_from_string(optarg);
+                        if (a.thp == _THP_MODE_INVALID) {
                                 fprintf(stderr,
                                         "thpguardctl exec: --thp '%s': expected disable, advised-only or "
                                         "inherit\n",
@@ -233,7 +233,7 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 }
                 break;
         case CMD_EXEC:
-                if (a.thp == _CTL_THP_MODE_INVALID) {
+                if (a.thp == _THP_MODE_INVALID) {
                         fprintf(stderr,
                                 "thpguardctl exec: --thp=disable|advised-only|inherit is required\n");
                         return -EINVAL;
