@@ -37,7 +37,11 @@ int cgroup_path_from_proc(const char *buf, size_t len, char *ret, size_t size);
  *       cri-containerd-<64 hex>.scope                unit, pod 1b2c3d4e-5f60-..., container <64 hex>
  *   /kubepods/burstable/pod1b2c3d4e-5f60-.../<64 hex> (cgroupfs driver): pod and container, no unit
  *
- * crio-<id>.scope and docker-<id>.scope name containers the same way.
+ * crio-<id>.scope and docker-<id>.scope name containers the same way. Outside
+ * kubepods, podman's containers are named too:
+ *
+ *   /machine.slice/libpod-<64 hex>.scope             unit, container <64 hex>
+ *   /libpod_parent/libpod-<64 hex>                   (cgroupfs manager) container, no unit
  * Never fails: what the path does not say stays "".
  */
 void cgroup_owner_from_path(const char *path, CgroupOwner *ret);

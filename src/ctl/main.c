@@ -38,6 +38,7 @@ static void help(void) {
                "[--top N]\n"
                "                          [--journal-dir DIR]\n"
                "       thpguardctl pid PID [--json] [--sysfs-root DIR] [--proc-root DIR] [--top N]\n"
+               "       thpguardctl workloads [--json] [--proc-root DIR]\n"
                "       thpguardctl writers [--since TIME] [--json] [--journal-dir DIR]\n"
                "       thpguardctl exec --thp=disable|advised-only|inherit [--] COMMAND [ARGS...]\n"
                "Diagnose Transparent Huge Pages on this node; run a command with a per-process THP mode.\n"
@@ -48,6 +49,9 @@ static void help(void) {
                "           vmstat counters, top processes by AnonHugePages. Read-only.\n"
                "  pid      one process: Rss against Pss, AnonHugePages and its largest mappings, its THP\n"
                "           state, and what to compare Rss with. Read-only.\n"
+               "  workloads  the processes grouped by container (Kubernetes pod and container, podman\n"
+               "           libpod-<id>), systemd unit or cgroup: processes, how many run with THP\n"
+               "           disabled, AnonHugePages, by AnonHugePages. Read-only.\n"
                "  writers  who wrote the THP knobs behind thpguardd's back, from its journal records:\n"
                "           per writer the writes, knobs, first and last time, pid, unit, pod. Read-only.\n"
                "  exec     set prctl(PR_SET_THP_DISABLE) and exec COMMAND; children inherit the mode.\n"
@@ -91,6 +95,7 @@ typedef enum Command {
         CMD_PID,
         CMD_WRITERS,
         CMD_EXEC,
+        CMD_WORKLOADS,
 } Command;
 
 #define CMD(c) (1u << (c))
@@ -122,10 +127,10 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 int option;
                 unsigned commands;
         } applies[] = {
-                { ARG_JSON, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WRITERS) },
+                { ARG_JSON, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WRITERS) | CMD(CMD_WORKLOADS) },
                 { 'c', CMD(CMD_STATUS) },
                 { ARG_SYSFS_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) },
-                { ARG_PROC_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) },
+                { ARG_PROC_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WORKLOADS) },
                 { ARG_TOP, CMD(CMD_STATUS) | CMD(CMD_PID) },
                 { ARG_THP, CMD(CMD_EXEC) },
                 { ARG_JOURNAL_DIR, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
@@ -207,6 +212,7 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
         switch (cmd) {
         case CMD_STATUS:
         case CMD_WRITERS:
+        case CMD_WORKLOADS:
                 if (optind < argc) {
                         fprintf(stderr, "thpguardctl %s: unexpected argument '%s'\n", name, argv[optind]);
                         return -EINVAL;
@@ -265,6 +271,26 @@ static int run_status(const CtlArgs *a) {
         return CTL_EXIT_OK;
 }
 
+static int run_workloads(const CtlArgs *a) {
+        _cleanup_(ctl_workloads_done) CtlWorkloads ws = {};
+        int r;
+
+        r = ctl_workloads_collect(a->status.proc_root, &ws);
+        if (r < 0) {
+                fprintf(stderr, "thpguardctl workloads: --proc-root %s: cannot list processes: %s\n",
+                        a->status.proc_root, strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        if (a->json) {
+                if (ctl_workloads_print_json(stdout, a->status.proc_root, &ws) < 0) {
+                        fprintf(stderr, "thpguardctl: cannot write the JSON document\n");
+                        return CTL_EXIT_FAILURE;
+                }
+        } else
+                ctl_workloads_print_text(stdout, a->status.proc_root, &ws, 0);
+        return CTL_EXIT_OK;
+}
+
 static int run_pid(const CtlArgs *a) {
         _cleanup_(ctl_pid_done) CtlPid p = {};
 
@@ -285,10 +311,9 @@ int main(int argc, char **argv) {
                 const char *name;
                 Command cmd;
         } commands[] = {
-                { "status", CMD_STATUS },
-                { "pid", CMD_PID },
-                { "writers", CMD_WRITERS },
-                { "exec", CMD_EXEC },
+                { "status", CMD_STATUS },       { "pid", CMD_PID },
+                { "writers", CMD_WRITERS },     { "exec", CMD_EXEC },
+                { "workloads", CMD_WORKLOADS },
         };
         CtlArgs a;
 
@@ -320,6 +345,8 @@ int main(int argc, char **argv) {
                         return ctl_writers_run(&a.writers);
                 case CMD_EXEC:
                         return ctl_exec(a.thp, a.command);
+                case CMD_WORKLOADS:
+                        return run_workloads(&a);
                 }
         }
         fprintf(stderr, "thpguardctl: unknown command '%s'. Try 'thpguardctl --help'.\n", argv[1]);
