@@ -21,6 +21,7 @@
 #include "thpguard/fight.h"
 #include "thpguard/log.h"
 #include "thpguard/metrics.h"
+#include "thpguard/nfd-features.h"
 #include "thpguard/policy.h"
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
@@ -83,6 +84,7 @@ typedef struct Daemon {
         int metrics_error;            /* the write error already logged; 0 when none */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         bool stopped;
+        NfdFile *nfd; /* the feature file (daemon-nfd.c); NULL when none */
 
         /* Writer attribution: the group until the feed takes it; no feed when it is off. */
         int writer_events_fd;
@@ -125,3 +127,6 @@ const char *daemon_metrics_path(const Daemon *d);
 void daemon_metrics_write(Daemon *d);
 void daemon_metrics_update(Daemon *d);
 int daemon_setup_metrics(Daemon *d);
+
+/* daemon-nfd.c */
+void daemon_nfd_update(Daemon *d);

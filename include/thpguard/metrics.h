@@ -87,6 +87,9 @@ int metrics_render_string(const MetricsSnapshot *s, char **ret, size_t *ret_len)
  */
 int metrics_write_file(const char *path, const MetricsSnapshot *s);
 
+/* metrics_write_file()'s replacement of path by text, under the same rules: for any file thpguardd keeps. */
+int metrics_replace_file(const char *path, const char *text, size_t len);
+
 /* metrics_write_file()'s own errno for an unsafe directory (systemd's chase() says ENOLINK too). */
 #define METRICS_EUNSAFE_DIR ENOLINK
 
