@@ -126,6 +126,7 @@ typedef struct CtlWorkloads {
         size_t n_skipped; /* kernel threads, gone, unreadable */
         size_t n_stalled; /* whose /proc files did not answer in time */
         uint64_t first_stalled_pid;
+        size_t n_unread; /* left unread after too many stalls */
         size_t n;
         CtlWorkload *items; /* by AnonHugePages, largest first */
 } CtlWorkloads;

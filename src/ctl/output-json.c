@@ -402,6 +402,7 @@ static json_object *workloads_json(const char *proc_root, const CtlWorkloads *ws
         add(o, "skipped", json_new_uint64(ws->n_skipped));
         add(o, "stalled", json_new_uint64(ws->n_stalled));
         add(o, "first_stalled_pid", ws->n_stalled ? json_new_uint64(ws->first_stalled_pid) : NULL);
+        add(o, "unread", json_new_uint64(ws->n_unread));
         for (size_t i = 0; i < ws->n; i++) {
                 const CtlWorkload *w = &ws->items[i];
                 json_object *p = json_object_new_object();

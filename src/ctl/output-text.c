@@ -410,6 +410,9 @@ void ctl_workloads_print_text(FILE *f, const char *proc_root, const CtlWorkloads
                         "  ! %zu process(es) did not answer within 2 s (first PID %" PRIu64
                         "), not counted: a process can block readers of its own /proc files\n",
                         ws->n_stalled, ws->first_stalled_pid);
+        if (ws->n_unread)
+                fprintf(f, "  ! after %zu such processes the other %zu were not read\n", ws->n_stalled,
+                        ws->n_unread);
         if (ws->n == 0)
                 return;
         fprintf(f, "  %8s %8s %14s %-8s %s\n", "PROCS", "THP-OFF", "ANONHUGE kB", "MODE", "WORKLOAD");

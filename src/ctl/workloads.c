@@ -11,7 +11,8 @@
  * collector waits for each process at most CTL_WORKLOADS_PID_TIMEOUT_MS. A
  * worker that overruns is abandoned where it is (smaps_rollup takes the
  * mmap lock killably: it dies with us at exit), the process is counted as
- * stalled, and a new worker goes on with the next one.
+ * stalled, and a new worker goes on with the next one; after
+ * CTL_WORKLOADS_STALLS_MAX of them the rest are left unread and counted.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,9 +28,11 @@
 #include "thpguard/number.h"
 
 #define CTL_WORKLOADS_PID_TIMEOUT_MS 2000
-#define STATUS_READ_MAX              8192
-#define ROLLUP_READ_MAX              4096
-#define CGROUP_READ_MAX              8192
+/* After this many stalled processes the rest are not read: the whole command stays within seconds. */
+#define CTL_WORKLOADS_STALLS_MAX 4
+#define STATUS_READ_MAX          8192
+#define ROLLUP_READ_MAX          4096
+#define CGROUP_READ_MAX          8192
 
 typedef struct Sample {
         int error; /* 0: read; -errno: gone, kernel thread, unreadable */
@@ -129,6 +132,7 @@ static void *worker(void *userdata) {
 
 static int job_start(const char *proc_root, const uint64_t *pids, size_t n_pids, Job **ret) {
         _cleanup_free_ Job *j = calloc(1, sizeof(*j));
+        pthread_condattr_t cattr;
         pthread_attr_t attr;
         pthread_t t;
         int r;
@@ -147,7 +151,11 @@ static int job_start(const char *proc_root, const uint64_t *pids, size_t n_pids,
         j->proc_root = proc_root;
         j->refs = 2;
         pthread_mutex_init(&j->lock, NULL);
-        pthread_cond_init(&j->progress, NULL);
+        /* CLOCK_MONOTONIC: a clock step must neither cut nor stretch the wait. */
+        pthread_condattr_init(&cattr);
+        pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+        pthread_cond_init(&j->progress, &cattr);
+        pthread_condattr_destroy(&cattr);
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         r = -pthread_create(&t, &attr, worker, j);
@@ -174,7 +182,7 @@ static size_t job_wait(Job *j, bool *ret_stalled) {
                 seen = j->next;
                 if (seen >= j->n_pids)
                         break;
-                clock_gettime(CLOCK_REALTIME, &deadline);
+                clock_gettime(CLOCK_MONOTONIC, &deadline);
                 deadline.tv_sec += CTL_WORKLOADS_PID_TIMEOUT_MS / 1000;
                 deadline.tv_nsec += (CTL_WORKLOADS_PID_TIMEOUT_MS % 1000) * 1000000L;
                 if (deadline.tv_nsec >= 1000000000L) {
@@ -340,6 +348,10 @@ int ctl_workloads_collect(const char *proc_root, CtlWorkloads *ret) {
                 if (r < 0)
                         return r;
                 done += got;
+                if (ws.n_stalled >= CTL_WORKLOADS_STALLS_MAX) {
+                        ws.n_unread = n_pids - done;
+                        break;
+                }
         }
         if (ws.n > 0)
                 qsort(ws.items, ws.n, sizeof(*ws.items), cmp_workloads);

@@ -32,7 +32,7 @@ mkdir -p "$P/60" # gone: no files at all
 run "$THPGUARDCTL" workloads --proc-root "$P" --json
 expect_rc 0
 json_check "$OUT_FILE" \
-        "d['proc_root'] == '$P' and d['scanned'] == 9 and d['skipped'] == 2 and d['stalled'] == 0" \
+        "d['proc_root'] == '$P' and d['scanned'] == 9 and d['skipped'] == 2 and d['stalled'] == 0 and d['unread'] == 0" \
         "[w['kind'] for w in d['workloads']] == ['unit', 'container', 'container', 'cgroup']" \
         "d['workloads'][0]['unit'] == 'mongod.service' and d['workloads'][0]['processes'] == 2" \
         "d['workloads'][0]['thp_disabled'] == 1 and d['workloads'][0]['mode'] == 'mixed'" \
