@@ -26,8 +26,16 @@
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
 #include "thpguard/watch.h"
-#include "thpguard/writer-feed.h"
+#include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
+
+/* A record not written yet: its writer's event was not in when the knob was corrected. */
+typedef struct PendingRecord {
+        EnforceOutcome outcome;
+        Trigger trigger;
+        bool log;   /* the correction, failure or audit drift */
+        bool fight; /* the writer fight it started */
+} PendingRecord;
 
 /* What the daemon keeps per managed knob, across rechecks and reloads. */
 typedef struct TrackedKnob {
@@ -46,8 +54,12 @@ typedef struct TrackedKnob {
         unsigned marked_opened; /* file.opened when its inode was marked; 0: not marked */
         dev_t marked_dev;
         ino_t marked_ino;
-        Writer writer;     /* the last foreign writer seen */
-        bool writer_fresh; /* seen since the knob last read compliant */
+        Writer writer;             /* the last foreign writer seen */
+        int writer_dirfd;          /* its /proc/PID, where the loop looked it up itself; -1 */
+        uint64_t writer_seen_usec; /* CLOCK_MONOTONIC: when its last write was read */
+        bool writer_fresh;         /* seen since the knob last read compliant */
+        PendingRecord pending;
+        bool record_pending;
         WriterTallies writes;
 } TrackedKnob;
 
@@ -86,11 +98,14 @@ typedef struct Daemon {
         bool stopped;
         NfdFile *nfd; /* the feature file (daemon-nfd.c); NULL when none */
 
-        /* Writer attribution: the group until the feed takes it; no feed when it is off. */
-        int writer_events_fd;
-        WriterFeed *writer_feed;
-        sd_event_source *writer_source;
-        EventRateLimit writer_ratelimit;
+        /* Writer attribution (daemon-writers.c): off when write_fd < 0. */
+        int write_fd;                     /* the write group, read when a record is written */
+        int gate_fd;                      /* the open group, until the gate takes it */
+        WriterGate *gate;                 /* NULL: none, or it was lost */
+        WriterGateCounters gate_counters; /* a lost gate's last */
+        bool gate_lost;
+        sd_event_source *gate_exit_source, *gate_timer;
+        sd_event_source *late_write_source, *late_write_timer; /* records waiting for their writer */
         pid_t self_pid;
         bool writer_overflow_logged;
 } Daemon;
@@ -104,6 +119,8 @@ uint64_t daemon_now(Daemon *d);
 PolicyMode daemon_mode(const Daemon *d);
 unsigned daemon_check_all(Daemon *d, Trigger t);
 int daemon_install_policy(Daemon *d, Policy *p);
+/* Writes the records that wait for their writer: those whose writer is in, or all of them if expired. */
+void daemon_flush_records(Daemon *d, bool expired);
 void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when);
 /* Arms a timer for an absolute CLOCK_MONOTONIC time; a failure ends the loop (systemd restarts us). */
 void daemon_arm_timer(Daemon *d, sd_event_source *timer, uint64_t usec, const char *what);
@@ -115,10 +132,19 @@ void daemon_schedule_reload(Daemon *d, uint64_t delay);
 int daemon_setup_reload(Daemon *d);
 
 /* daemon-writers.c */
-int daemon_setup_writer_events(Daemon *d);
-int daemon_setup_writer_source(Daemon *d);
+void daemon_open_writer_events(Daemon *d);
+int daemon_setup_writer_gate(Daemon *d);
+void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret);
 void daemon_writers_mark(Daemon *d, size_t i);
-const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t);
+bool daemon_writers_on(const Daemon *d);
+const Writer *daemon_writer_of(Daemon *d, size_t i);
+/* The writer of a write read just before the knob last read compliant, if that was moments ago. */
+const Writer *daemon_writer_just_before(Daemon *d, size_t i);
+/*
+ * on: calls daemon_flush_records() when the write group has events, and
+ * with expired once WRITER_LATE_EVENT_USEC have passed; off: stops that.
+ */
+void daemon_writers_await(Daemon *d, bool on);
 void daemon_writer_forget(Daemon *d, size_t i);
 void daemon_writers_free(Daemon *d);
 

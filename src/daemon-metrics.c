@@ -24,10 +24,12 @@ void daemon_metrics_write(Daemon *d) {
         const char *path = daemon_metrics_path(d);
         _cleanup_free_ MetricsKnob *knobs = NULL;
         _cleanup_free_ MetricsKernel *kernel = NULL;
+        WriterGateCounters gate;
         int r = -ENOMEM;
 
         knobs = calloc(d->policy->n_knobs ? d->policy->n_knobs : 1, sizeof(*knobs));
         kernel = malloc(sizeof(*kernel));
+        daemon_writer_counters(d, &gate);
         if (knobs && kernel) {
                 MetricsSnapshot s = {
                         .up = !d->stopped,
@@ -39,6 +41,8 @@ void daemon_metrics_write(Daemon *d) {
                         .reloads_failed = d->reloads_failed,
                         .last_correction_usec = d->last_correction_usec,
                         .kernel = kernel,
+                        .gate_up = d->gate != NULL,
+                        .gate = d->gate || d->gate_lost ? &gate : NULL,
                 };
 
                 for (size_t i = 0; i < d->policy->n_knobs; i++) {
@@ -52,7 +56,7 @@ void daemon_metrics_write(Daemon *d) {
                                 .supported = !(rt->state_known && rt->state == KNOB_STATE_UNSUPPORTED),
                                 .failures = rt->failures,
                                 .fights = rt->fights,
-                                .writes = d->writer_feed ? &rt->writes : NULL,
+                                .writes = d->write_fd >= 0 ? &rt->writes : NULL,
                         };
                         memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
                 }

@@ -1,32 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Who wrote a knob. A fanotify group marks every managed knob file; each
- * event names the writing process, which a thread of its own looks up in
- * /proc at once, before it can exit (writer-feed.h), while the loop
- * corrects. The records that a drift produces (correction, failure, audit
- * drift, fight) name the knob's last writer. The correction never waits
- * for any of this: the loop takes the lookups only when it writes the
- * record, after the correction's write.
+ * Who wrote a knob. Two fanotify groups mark every managed knob file
+ * (writer-events.h): the gate (writer-gate.h), a process of its own, holds
+ * each open until it has looked the opener up, and the write group names the
+ * pid of every write. The loop reads the write group only when it writes a
+ * record, after the correction, and finds the writer among the gate's
+ * openers: nothing but the loop itself wakes on a write, and a one-shot
+ * writer that is gone by then is still named. Without the gate (a kernel
+ * without permission events, or a gate that had to be killed) the loop
+ * looks the writer up itself, and a writer that is gone is "exited".
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon-internal.h"
-#include "thpguard/capability.h"
 #include "thpguard/writer-events.h"
 
-/* The writers' results wake the loop at most this often; a record takes them itself. */
-#define WRITER_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
-#define WRITER_RATELIMIT_BURST         50
 /*
- * How long a record waits for the lookups in flight. A lookup takes tens
- * of microseconds; one stuck on a process whose memory is locked must not
- * hold the loop.
+ * How long a record of an inotify-seen drift waits for its writer's
+ * fanotify event (see record() in daemon.c). The correction never waits.
  */
-#define WRITER_SETTLE_USEC (20 * USEC_PER_MSEC)
-/* How long a record of an inotify-seen drift waits for its writer's event to be queued at all. */
-#define WRITER_LATE_EVENT_USEC (2 * USEC_PER_MSEC)
+#define WRITER_LATE_EVENT_USEC (20 * USEC_PER_MSEC)
 
 static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
@@ -36,67 +34,155 @@ static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         return SIZE_MAX;
 }
 
-static void note_write(Daemon *d, size_t i, const Writer *w) {
+/*
+ * The same process as the knob's last writer, which this loop looked up
+ * itself: not looked up again while it lives. (A writer the gate named is
+ * found again in the gate's memory, which costs no system call.)
+ */
+static bool same_writer(const TrackedKnob *rt, pid_t pid) {
+        return rt->writer.pid == pid && !rt->writer.exited && rt->writer_dirfd >= 0 &&
+               writer_pid_alive(rt->writer_dirfd);
+}
+
+static void look_up(Daemon *d, TrackedKnob *rt, pid_t pid) {
+        _cleanup_close_ int rootfd = -EBADF;
+
+        if (rt->writer_dirfd >= 0)
+                close(rt->writer_dirfd);
+        rt->writer_dirfd = -1;
+        /* The gate's answer was read while the writer waited in open(): it is the writer's. */
+        if (d->gate && writer_gate_find(d->gate, pid, &rt->writer))
+                return;
+        rt->writer = (Writer){ .pid = pid, .exited = pid > 0 };
+        rootfd = open(d->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0 || pid <= 0)
+                return;
+        rt->writer_dirfd = writer_open_pid(rootfd, pid);
+        if (rt->writer_dirfd >= 0)
+                (void)writer_read_identity(rt->writer_dirfd, pid, &rt->writer);
+}
+
+static void note_write(Daemon *d, size_t i, pid_t pid) {
+        TrackedKnob *rt = &d->knobs[i];
         char label[WRITER_LABEL_MAX];
 
-        d->knobs[i].writer = *w;
-        d->knobs[i].writer_fresh = true;
-        writer_label(w, label, sizeof(label));
-        writer_tally_add(&d->knobs[i].writes, label);
+        if (!same_writer(rt, pid))
+                look_up(d, rt, pid);
+        rt->writer_fresh = true;
+        rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
+        writer_label(&rt->writer, label, sizeof(label));
+        writer_tally_add(&rt->writes, label);
         d->metrics_dirty = true;
 }
 
-/* Takes the lookups done so far; never blocks. */
+/* Takes every write queued so far; never blocks. */
 static void drain(Daemon *d) {
-        WriterSeen seen;
+        char buf[4096] __attribute__((aligned(8)));
+        ssize_t n;
 
-        while (writer_feed_pop(d->writer_feed, &seen)) {
-                size_t i = knob_of_file(d, seen.dev, seen.ino);
+        while ((n = read(d->write_fd, buf, sizeof(buf))) > 0) {
+                size_t offset = 0;
+                WriterEvent ev;
 
-                if (i != SIZE_MAX)
-                        note_write(d, i, &seen.writer);
-        }
-        if (writer_feed_take_overflow(d->writer_feed) && !d->writer_overflow_logged) {
-                d->writer_overflow_logged = true;
-                log_plain(&d->log, LOG_WARNING,
-                          "writes came faster than they could be looked up: some were not attributed "
-                          "to their writer");
+                while (writer_events_next(buf, (size_t)n, &offset, &ev) > 0) {
+                        struct stat st;
+                        size_t i = SIZE_MAX;
+
+                        if (ev.overflow) {
+                                if (!d->writer_overflow_logged)
+                                        log_plain(&d->log, LOG_WARNING,
+                                                  "writes came faster than they could be read: some were "
+                                                  "not attributed to their writer");
+                                d->writer_overflow_logged = true;
+                                continue;
+                        }
+                        if (ev.pid != d->self_pid && fstat(ev.fd, &st) == 0)
+                                i = knob_of_file(d, st.st_dev, st.st_ino);
+                        close(ev.fd);
+                        if (i != SIZE_MAX)
+                                note_write(d, i, ev.pid);
+                }
         }
 }
 
-/* Every lookup of the events queued so far, then taken. */
-static void settle_and_drain(Daemon *d) {
-        (void)writer_feed_settle(d->writer_feed, WRITER_SETTLE_USEC);
-        drain(d);
+bool daemon_writers_on(const Daemon *d) {
+        return d->write_fd >= 0;
 }
 
-const Writer *daemon_writer_of(Daemon *d, size_t i, Trigger t) {
-        uint64_t pushed;
-
-        if (!d->writer_feed)
+const Writer *daemon_writer_of(Daemon *d, size_t i) {
+        if (d->write_fd < 0)
                 return NULL;
-        pushed = writer_feed_pushed(d->writer_feed);
-        settle_and_drain(d);
-        /*
-         * An inotify event means a write just happened, so its fanotify event
-         * is due: wait for it a little. Other triggers may find drift that no
-         * event will ever name (written before we started, or through another
-         * sysfs): no waiting for them.
-         */
-        if (t == TRIGGER_INOTIFY && !d->knobs[i].writer_fresh &&
-            writer_feed_wait_result(d->writer_feed, pushed, WRITER_LATE_EVENT_USEC))
-                settle_and_drain(d);
+        drain(d);
         return d->knobs[i].writer_fresh ? &d->knobs[i].writer : NULL;
 }
 
-void daemon_writer_forget(Daemon *d, size_t i) {
-        if (!d->writer_feed)
+/*
+ * A shell's `echo always > enabled` truncates the file in open() and then
+ * writes it: two modify events, which the kernel merges into one while
+ * neither is read. When the loop woke on the truncation, read the knob
+ * compliant and took that event, the write that drifts it brings none of
+ * its own. So a record whose writer's event never came names the writer of
+ * the event taken just before, if that was no longer ago than this.
+ */
+#define WRITER_JUST_BEFORE_USEC (WRITER_LATE_EVENT_USEC + 30 * USEC_PER_MSEC)
+
+const Writer *daemon_writer_just_before(Daemon *d, size_t i) {
+        const TrackedKnob *rt = &d->knobs[i];
+
+        if (d->write_fd < 0 || rt->writer.pid <= 0 ||
+            now_usec(CLOCK_MONOTONIC) - rt->writer_seen_usec > WRITER_JUST_BEFORE_USEC)
+                return NULL;
+        return &rt->writer;
+}
+
+static int on_late_write(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        daemon_flush_records(userdata, false);
+        return 0;
+}
+
+static int on_late_write_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        daemon_flush_records(userdata, true);
+        return 0;
+}
+
+void daemon_writers_await(Daemon *d, bool on) {
+        uint64_t usec = daemon_now(d) + WRITER_LATE_EVENT_USEC;
+        int r = 0, enabled = SD_EVENT_OFF;
+
+        if (!on) {
+                (void)sd_event_source_set_enabled(d->late_write_source, SD_EVENT_OFF);
+                (void)sd_event_source_set_enabled(d->late_write_timer, SD_EVENT_OFF);
                 return;
-        /*
-         * A write of the policy's own value is no drift: its writer must not
-         * be blamed for a later one. Only what is looked up already is taken:
-         * every check of a compliant knob comes here, and must not wait.
-         */
+        }
+        if (!d->late_write_source) {
+                r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
+                if (r >= 0)
+                        r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec,
+                                              USEC_PER_MSEC, on_late_write_timer, d);
+                if (r >= 0) {
+                        (void)sd_event_source_set_description(d->late_write_source, "writer-late-event");
+                        (void)sd_event_source_set_description(d->late_write_timer,
+                                                              "writer-late-event-timer");
+                }
+        }
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->late_write_source, SD_EVENT_ON);
+        if (r < 0) {
+                /* Nothing would ever write the record: write it now, writer unknown. */
+                log_error_errno(&d->log, r, "cannot wait for a writer's event");
+                daemon_flush_records(d, true);
+                return;
+        }
+        /* A later record does not push back an earlier one's deadline. */
+        (void)sd_event_source_get_enabled(d->late_write_timer, &enabled);
+        if (enabled == SD_EVENT_OFF)
+                daemon_arm_timer(d, d->late_write_timer, usec, "the writer's late-event timer");
+}
+
+void daemon_writer_forget(Daemon *d, size_t i) {
+        if (d->write_fd < 0)
+                return;
+        /* A write of the policy's own value is no drift: its writer must not be blamed for a later one. */
         drain(d);
         d->knobs[i].writer_fresh = false;
 }
@@ -106,14 +192,16 @@ void daemon_writers_mark(Daemon *d, size_t i) {
         struct stat st;
         int r;
 
-        if (!d->writer_feed || rt->file.fd < 0 || rt->marked_opened == rt->file.opened)
+        if (d->write_fd < 0 || rt->file.fd < 0 || rt->marked_opened == rt->file.opened)
                 return;
         rt->marked_opened = rt->file.opened;
         if (fstat(rt->file.fd, &st) < 0) {
                 rt->marked_opened = 0;
                 return;
         }
-        r = writer_events_mark(writer_feed_group_fd(d->writer_feed), rt->file.fd);
+        r = writer_events_mark(d->write_fd, rt->file.fd);
+        if (r >= 0 && d->gate)
+                r = writer_gate_mark(d->gate, rt->file.fd);
         if (r < 0) {
                 LogField f[] = { { "THPGUARD_KNOB", rt->path } };
 
@@ -126,68 +214,109 @@ void daemon_writers_mark(Daemon *d, size_t i) {
         rt->marked_ino = st.st_ino;
 }
 
-static int on_writer_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+/* The gate is gone: its group closed, nobody is held; writers are looked up after their write from now on.
+ */
+static void gate_lost(Daemon *d, WriterGateHealth h) {
+        WriterGateCounters c;
+
+        writer_gate_counters(d->gate, &c);
+        log_plain(&d->log, LOG_WARNING,
+                  "the writer gate (pid %d) %s after %" PRIu64
+                  " opens; writers are now looked up after their write, and one that exits at once is "
+                  "named by pid only",
+                  (int)writer_gate_pid(d->gate),
+                  h == WRITER_GATE_STALLED ? "stopped answering (stopped, traced or stuck) and was killed"
+                                           : "exited",
+                  c.opens);
+        d->gate_counters = c;
+        d->gate_lost = true;
+        d->gate = writer_gate_free(d->gate);
+        d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
+        d->gate_timer = event_source_disable_unref(d->gate_timer);
+        d->metrics_dirty = true;
+}
+
+static int on_gate_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Daemon *d = userdata;
 
-        if (event_ratelimit_over(&d->writer_ratelimit))
-                return 0;
-        writer_feed_clear_ready(d->writer_feed);
-        drain(d);
-        daemon_metrics_update(d);
+        gate_lost(d, WRITER_GATE_EXITED);
         return 0;
+}
+
+static int on_gate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        WriterGateHealth h = writer_gate_check(d->gate, usec);
+
+        if (h != WRITER_GATE_RUNNING) {
+                gate_lost(d, h);
+                return 0;
+        }
+        daemon_arm_timer(d, d->gate_timer, usec + WRITER_GATE_CHECK_USEC, "the writer gate's check");
+        return 0;
+}
+
+void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret) {
+        if (d->gate)
+                writer_gate_counters(d->gate, ret);
+        else
+                *ret = d->gate_counters;
 }
 
 /*
- * At startup, while we still may: the group, then no capability at all,
- * whether the group could be had or not.
+ * At startup, while we still may: both groups. The capabilities are
+ * dropped right after, by daemon_new(), whether the groups could be had
+ * or not.
  */
-int daemon_setup_writer_events(Daemon *d) {
-        int r;
-
+void daemon_open_writer_events(Daemon *d) {
         d->self_pid = getpid();
-        d->writer_events_fd = writer_events_open();
-        if (d->writer_events_fd < 0)
+        d->write_fd = writer_events_open();
+        if (d->write_fd < 0) {
                 log_plain(&d->log, LOG_INFO,
                           "writer attribution is off: fanotify_init: %s%s; drifts are corrected as "
                           "always, without naming the writer",
-                          strerror(-d->writer_events_fd),
-                          d->writer_events_fd == -EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
-        r = capability_drop_all();
-        if (r < 0)
-                return log_error_errno(&d->log, r, "cannot drop capabilities");
-        return 0;
+                          strerror(-d->write_fd), d->write_fd == -EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
+                return;
+        }
+        d->gate_fd = writer_events_open_gate();
+        if (d->gate_fd < 0)
+                log_plain(&d->log, LOG_INFO,
+                          "the kernel has no fanotify permission events (%s): writers are looked up after "
+                          "their write, and one that exits at once is named by pid only",
+                          strerror(-d->gate_fd));
 }
 
-int daemon_setup_writer_source(Daemon *d) {
+int daemon_setup_writer_gate(Daemon *d) {
         int r;
 
-        if (d->writer_events_fd < 0)
+        if (d->gate_fd < 0)
                 return 0;
-        /* After the capabilities are gone: the thread inherits the loop's. */
-        r = writer_feed_new(d->writer_events_fd, d->proc_root, d->self_pid, &d->writer_feed);
-        d->writer_events_fd = -1; /* the feed's, even on failure */
+        /* After the capabilities are gone: the gate inherits ours. */
+        r = writer_gate_new(d->gate_fd, d->proc_root, d->self_pid, &d->gate);
+        d->gate_fd = -1; /* the gate's, even on failure */
         if (r < 0)
-                return log_error_errno(&d->log, r, "cannot start the writer lookups' thread");
-        r = sd_event_add_io(d->event, &d->writer_source, writer_feed_ready_fd(d->writer_feed), EPOLLIN,
-                            on_writer_events, d);
+                return log_error_errno(&d->log, r, "cannot start the writer gate");
+        r = sd_event_add_io(d->event, &d->gate_exit_source, writer_gate_exit_fd(d->gate), EPOLLIN,
+                            on_gate_exit, d);
+        if (r >= 0)
+                r = sd_event_add_time(d->event, &d->gate_timer, CLOCK_MONOTONIC,
+                                      daemon_now(d) + WRITER_GATE_CHECK_USEC, USEC_PER_MSEC * 50,
+                                      on_gate_timer, d);
         if (r < 0)
-                return log_error_errno(&d->log, r, "cannot add the writer lookups to the event loop");
-        /* After the knobs' watch: a correction goes first. */
-        r = sd_event_source_set_priority(d->writer_source, SD_EVENT_PRIORITY_NORMAL + 1);
-        if (r < 0)
-                return log_error_errno(&d->log, r, "cannot set the writer lookups' priority");
-        r = event_ratelimit_init(&d->writer_ratelimit, d->writer_source, WRITER_RATELIMIT_INTERVAL_USEC,
-                                 WRITER_RATELIMIT_BURST);
-        if (r < 0)
-                return log_error_errno(&d->log, r, "cannot rate-limit the writer lookups");
+                return log_error_errno(&d->log, r, "cannot watch the writer gate");
+        (void)sd_event_source_set_description(d->gate_exit_source, "writer-gate-exit");
+        (void)sd_event_source_set_description(d->gate_timer, "writer-gate-check");
         return 0;
 }
 
 void daemon_writers_free(Daemon *d) {
-        event_ratelimit_done(&d->writer_ratelimit);
-        event_source_disable_unref(d->writer_source);
-        d->writer_feed = writer_feed_free(d->writer_feed);
-        if (d->writer_events_fd >= 0)
-                close(d->writer_events_fd);
-        d->writer_events_fd = -1;
+        d->late_write_source = event_source_disable_unref(d->late_write_source);
+        d->late_write_timer = event_source_disable_unref(d->late_write_timer);
+        d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
+        d->gate_timer = event_source_disable_unref(d->gate_timer);
+        d->gate = writer_gate_free(d->gate);
+        if (d->gate_fd >= 0)
+                close(d->gate_fd);
+        if (d->write_fd >= 0)
+                close(d->write_fd);
+        d->gate_fd = d->write_fd = -1;
 }

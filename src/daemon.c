@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
+#include "thpguard/capability.h"
 #include "thpguard/compliance.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
@@ -47,6 +48,8 @@ uint64_t daemon_now(Daemon *d) {
 static void tracked_knobs_free(TrackedKnob *k, size_t n) {
         for (size_t i = 0; k && i < n; i++) {
                 sysfs_handle_close(&k[i].file);
+                if (k[i].writer_dirfd >= 0)
+                        close(k[i].writer_dirfd);
                 fight_done(&k[i].fight);
         }
         free(k);
@@ -70,6 +73,7 @@ static int tracked_knobs_new(const Policy *p, const FightConfig *fc, const Track
         for (size_t i = 0; i < p->n_knobs; i++) {
                 snprintf(k[i].path, sizeof(k[i].path), "%s", p->knobs[i].path);
                 k[i].file = SYSFS_HANDLE_CLOSED;
+                k[i].writer_dirfd = -1;
                 if (fight_init(&k[i].fight, fc) < 0) {
                         tracked_knobs_free(k, i);
                         return -ENOMEM;
@@ -104,9 +108,8 @@ static void describe_cause(const char *trigger, const Writer *w, char *buf, size
         snprintf(buf, size, "%s%swritten by %s", trigger, trigger[0] ? "; " : "", who);
 }
 
-static void log_correction(Daemon *d, size_t i, const EnforceOutcome *o, Trigger t) {
+static void log_correction(Daemon *d, size_t i, const EnforceOutcome *o, Trigger t, const Writer *w) {
         const PolicyKnob *k = &d->policy->knobs[i];
-        const Writer *w = daemon_writer_of(d, i, t);
         const char *result = o->action == ENFORCE_CORRECTED ? "corrected"
                              : o->action == ENFORCE_AUDIT   ? "audit"
                                                             : "failed";
@@ -170,9 +173,8 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 static void arm_backoff_timer(Daemon *d);
 static void rearm_recheck(Daemon *d);
 
-static void log_fight_begins(Daemon *d, size_t i, const char *foreign, Trigger t) {
+static void log_fight_begins(Daemon *d, size_t i, const char *foreign, const Writer *w) {
         const PolicyKnob *k = &d->policy->knobs[i];
-        const Writer *w = daemon_writer_of(d, i, t);
         char cause[WRITER_LABEL_MAX + WRITER_EXE_MAX + 64];
         WriterFields wf;
 
@@ -192,46 +194,122 @@ static void log_fight_begins(Daemon *d, size_t i, const char *foreign, Trigger t
                   cause, w ? ")" : "");
 }
 
-/* Enforces one knob and logs what happened. True if it was corrected, or drifted in audit mode. */
-static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
-        TrackedKnob *rt = &d->knobs[i];
-        const PolicyKnob *k = &d->policy->knobs[i];
-        EnforceOutcome o;
-
-        enforce_knob(d->sysfs, k, &rt->file, d->ptes_max, daemon_mode(d), &o);
+/* The correction of one knob, without its record. */
+static void enforce_one(Daemon *d, size_t i, EnforceOutcome *ret) {
+        enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->ptes_max, daemon_mode(d), ret);
         /*
          * Our write woke whoever waits on the knob, most likely onto this
-         * CPU: let them see the fix before we spend ~10 us on the record
-         * (and wake journald with it). Returns at once if nothing waits.
+         * CPU: let them see the fix before we go on. Returns at once if
+         * nothing waits.
          */
-        if (o.written)
+        if (ret->written)
                 sched_yield();
+}
+
+/* In a fight's backoff a trigger does not even read the knob. */
+static bool in_backoff(Daemon *d, size_t i) {
+        if (!fight_in_backoff(&d->knobs[i].fight))
+                return false;
+        fight_note_suppressed(&d->knobs[i].fight);
+        return true;
+}
+
+/* A record, and the fight it starts, naming the writer w (NULL: unknown). */
+static void write_record(Daemon *d, size_t i, const PendingRecord *r, const Writer *w) {
+        if (r->log)
+                log_correction(d, i, &r->outcome, r->trigger, w);
+        if (r->fight)
+                log_fight_begins(d, i, r->outcome.before.actual, w);
+}
+
+/*
+ * Writes a record now if its writer is known; else, for a drift inotify
+ * announced, keeps it until the writer's event is in, or for at most
+ * WRITER_LATE_EVENT_USEC (daemon-writers.c). inotify and fanotify hear of a write
+ * in the same kernel call, inotify first: a writer preempted in between
+ * (a busy CPU, a throttled cgroup) queues its fanotify event late. The loop
+ * never waits for it.
+ */
+static void record(Daemon *d, size_t i, const PendingRecord *r) {
+        const Writer *w = daemon_writer_of(d, i);
+
+        if (w || r->trigger != TRIGGER_INOTIFY || !daemon_writers_on(d)) {
+                write_record(d, i, r, w);
+                return;
+        }
+        d->knobs[i].pending = *r;
+        d->knobs[i].record_pending = true;
+        daemon_writers_await(d, true);
+}
+
+void daemon_flush_records(Daemon *d, bool expired) {
+        bool waiting = false;
+
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                TrackedKnob *rt = &d->knobs[i];
+                const Writer *w;
+
+                if (!rt->record_pending)
+                        continue;
+                w = daemon_writer_of(d, i);
+                if (!w && !expired) {
+                        waiting = true;
+                        continue;
+                }
+                if (!w)
+                        w = daemon_writer_just_before(d, i);
+                rt->record_pending = false;
+                write_record(d, i, &rt->pending, w);
+        }
+        if (!waiting)
+                daemon_writers_await(d, false);
+}
+
+/* What one correction leaves to do: its record, and its fight. True if corrected, or drifted in audit mode.
+ */
+static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const EnforceOutcome *o) {
+        TrackedKnob *rt = &d->knobs[i];
+        PendingRecord r = { .outcome = *o, .trigger = t };
+        bool drifted = false;
+
+        /*
+         * A record still waiting for its writer goes first when the knob
+         * drifted again (this drift may have another writer); our own write's
+         * echo, a compliant read, leaves it waiting.
+         */
+        if (rt->record_pending && o->action != ENFORCE_NONE) {
+                rt->record_pending = false;
+                write_record(d, i, &rt->pending, daemon_writer_of(d, i));
+        }
         daemon_writers_mark(d, i);
-        note_state(d, i, &o.before);
-        if (o.action != ENFORCE_NONE)
+        note_state(d, i, &o->before);
+        if (o->action != ENFORCE_NONE)
                 d->metrics_dirty = true;
 
-        switch (o.action) {
+        switch (o->action) {
         case ENFORCE_NONE:
-                if (o.before.state == KNOB_STATE_OK) {
+                if (o->before.state == KNOB_STATE_OK) {
                         rt->reported_errno = 0;
                         rt->reported[0] = '\0';
-                        daemon_writer_forget(d, i);
+                        /* Its writer is needed yet: forgotten once the waiting record is written. */
+                        if (rt->record_pending)
+                                daemon_flush_records(d, false);
+                        if (!rt->record_pending)
+                                daemon_writer_forget(d, i);
                 }
                 return false;
         case ENFORCE_AUDIT:
                 /* Report a drift once, not at every recheck while it lasts. */
-                if (strcmp(rt->reported, o.before.actual) != 0)
-                        log_correction(d, i, &o, t);
-                snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
-                return true;
+                r.log = strcmp(rt->reported, o->before.actual) != 0;
+                snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
+                drifted = true;
+                break;
         case ENFORCE_FAILED:
                 rt->failures++;
                 /* No storm: the same failure on the same value is logged once. */
-                if (rt->reported_errno != o.error || strcmp(rt->reported, o.before.actual) != 0)
-                        log_correction(d, i, &o, t);
-                rt->reported_errno = o.error;
-                snprintf(rt->reported, sizeof(rt->reported), "%s", o.before.actual);
+                r.log = rt->reported_errno != o->error || strcmp(rt->reported, o->before.actual) != 0;
+                rt->reported_errno = o->error;
+                snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
                 break;
         case ENFORCE_CORRECTED:
                 rt->corrections[t]++;
@@ -239,7 +317,8 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
                 rt->reported_errno = 0;
                 rt->reported[0] = '\0';
                 rt->state = KNOB_STATE_OK;
-                log_correction(d, i, &o, t);
+                r.log = true;
+                drifted = true;
                 break;
         }
 
@@ -249,31 +328,42 @@ static bool enforce_and_log(Daemon *d, size_t i, Trigger t, uint64_t now) {
          * writer, and a write that never sticks raises IN_MODIFY of its own,
          * which without this would loop.
          */
-        if (o.written && fight_note_correction(&rt->fight, &d->fight_config, now, o.before.actual)) {
+        if (o->written && fight_note_correction(&rt->fight, &d->fight_config, now, o->before.actual)) {
                 rt->fights++;
-                log_fight_begins(d, i, o.before.actual, t);
+                r.fight = true;
                 arm_backoff_timer(d);
         }
-        return o.action == ENFORCE_CORRECTED;
+        if (r.log || r.fight)
+                record(d, i, &r);
+        return drifted;
 }
 
-/* The one place a trigger checks a knob. In a fight's backoff we do not even read it. */
-static bool check_knob(Daemon *d, size_t i, Trigger t) {
+/*
+ * The one place a trigger checks knobs (all, or those marked in which):
+ * every one is corrected before any record is written, so a drift of two
+ * knobs at once (TuneD writes enabled and defrag back to back) waits for
+ * no record.
+ */
+static unsigned check_knobs(Daemon *d, const bool *which, Trigger t) {
+        size_t n = d->policy->n_knobs;
+        EnforceOutcome o[n + 1];
+        bool checked[n + 1];
         uint64_t now = daemon_now(d);
+        unsigned corrected = 0;
 
-        if (fight_in_backoff(&d->knobs[i].fight)) {
-                fight_note_suppressed(&d->knobs[i].fight);
-                return false;
+        for (size_t i = 0; i < n; i++) {
+                checked[i] = (!which || which[i]) && !in_backoff(d, i);
+                if (checked[i])
+                        enforce_one(d, i, &o[i]);
         }
-        return enforce_and_log(d, i, t, now);
+        for (size_t i = 0; i < n; i++)
+                if (checked[i])
+                        corrected += report_one(d, i, t, now, &o[i]);
+        return corrected;
 }
 
 unsigned daemon_check_all(Daemon *d, Trigger t) {
-        unsigned corrected = 0;
-
-        for (size_t i = 0; i < d->policy->n_knobs; i++)
-                corrected += check_knob(d, i, t);
-        return corrected;
+        return check_knobs(d, NULL, t);
 }
 
 static void arm_backoff_timer(Daemon *d) {
@@ -303,6 +393,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 const PolicyKnob *k = &d->policy->knobs[i];
                 LogField f[] = { { "THPGUARD_KNOB", k->path }, { "THPGUARD_OBSERVED", rt->fight.foreign } };
                 uint64_t suppressed;
+                EnforceOutcome o;
                 KnobStatus st;
 
                 if (!rt->fight.active || rt->fight.until_usec > now)
@@ -322,7 +413,8 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                           "off %" PRIu64 "s",
                           k->path, suppressed, rt->fight.backoff_usec / USEC_PER_SEC);
                 /* Correct once at the window's end; the next window has already begun. */
-                enforce_and_log(d, i, TRIGGER_RECHECK, now);
+                enforce_one(d, i, &o);
+                report_one(d, i, TRIGGER_RECHECK, now, &o);
         }
         arm_backoff_timer(d);
         daemon_metrics_update(d);
@@ -495,9 +587,7 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
                 daemon_metrics_update(d);
                 return 0;
         }
-        for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (pending[i])
-                        check_knob(d, i, TRIGGER_INOTIFY);
+        check_knobs(d, pending, TRIGGER_INOTIFY);
         daemon_metrics_update(d);
         return 0;
 }
@@ -508,6 +598,9 @@ int daemon_install_policy(Daemon *d, Policy *p) {
         TrackedKnob *k = NULL;
         int r;
 
+        /* The records of the policy going out are written under it. */
+        if (d->knobs)
+                daemon_flush_records(d, true);
         r = tracked_knobs_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
@@ -625,7 +718,7 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                 return log_error_errno(log, -ENOMEM, "cannot allocate the daemon");
         d->options = o;
         d->log = *log;
-        d->writer_events_fd = -1;
+        d->write_fd = d->gate_fd = -1;
 
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
@@ -648,9 +741,11 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot build the path of /proc");
-        r = daemon_setup_writer_events(d);
+        /* The writers' fanotify groups need CAP_SYS_ADMIN: open them, then drop every capability. */
+        daemon_open_writer_events(d);
+        r = capability_drop_all();
         if (r < 0)
-                return r;
+                return log_error_errno(&d->log, r, "cannot drop capabilities");
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -683,7 +778,7 @@ int daemon_start(Daemon *d) {
                 r = daemon_setup_reload(d);
         /* Before the first check, which opens and marks the knob files. */
         if (r >= 0)
-                r = daemon_setup_writer_source(d);
+                r = daemon_setup_writer_gate(d);
         if (r < 0)
                 return r;
 
@@ -730,6 +825,7 @@ int daemon_run(const DaemonOptions *o) {
         r = sd_event_loop(d->event);
         if (r < 0)
                 log_error_errno(&d->log, r, "the event loop failed");
+        daemon_flush_records(d, true);
         /* A clean stop leaves thpguard_up 0 in the metrics, and the knobs as they are. */
         d->stopped = true;
         if (daemon_metrics_path(d))

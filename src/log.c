@@ -5,12 +5,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
-
-#define LOG_FIELDS_MAX 16
-#define LOG_LINE_MAX   2048
 
 int log_target_from_string(const char *s, LogTarget *ret) {
         if (strcmp(s, "auto") == 0)
@@ -97,46 +96,76 @@ static void logfmt_key(const char *field, char *buf, size_t size) {
         buf[i] = '\0';
 }
 
+/* logfmt_append() of a value cut at max bytes, "..." marking the cut. */
+static void logfmt_append_cut(char *buf, size_t size, const char *key, const char *value, size_t max) {
+        char cut[LOG_FREEFORM_MAX > LOG_MESSAGE_MAX ? LOG_FREEFORM_MAX : LOG_MESSAGE_MAX];
+        size_t n = strlen(value);
+
+        if (max > sizeof(cut))
+                max = sizeof(cut);
+        if (n <= max) {
+                logfmt_append(buf, size, key, value);
+                return;
+        }
+        snprintf(cut, sizeof(cut), "%.*s...", (int)(max - 4), value);
+        logfmt_append(buf, size, key, cut);
+}
+
 static void log_console(const Logger *l, int priority, const char *message_id, const LogField *fields,
                         size_t n_fields, const char *msg) {
         char line[LOG_LINE_MAX] = "", key[64];
 
         logfmt_append(line, sizeof(line), "level", level_name(priority));
-        logfmt_append(line, sizeof(line), "msg", msg);
-        for (size_t i = 0; i < n_fields; i++) {
-                if (!fields[i].value)
-                        continue;
-                logfmt_key(fields[i].key, key, sizeof(key));
-                logfmt_append(line, sizeof(line), key, fields[i].value);
-        }
+        logfmt_append_cut(line, sizeof(line), "msg", msg, LOG_MESSAGE_MAX);
         if (message_id)
                 logfmt_append(line, sizeof(line), "message_id", message_id);
+        /* Who and what first: a long value must not push them past the line's end. */
+        for (int pass = 0; pass <= 1; pass++)
+                for (size_t i = 0; i < n_fields; i++) {
+                        bool long_value = fields[i].value && strlen(fields[i].value) > LOG_FREEFORM_MAX;
+
+                        if (!fields[i].value || long_value != (pass == 1))
+                                continue;
+                        logfmt_key(fields[i].key, key, sizeof(key));
+                        logfmt_append_cut(line, sizeof(line), key, fields[i].value, LOG_FREEFORM_MAX);
+                }
         fprintf(l->console, "%s\n", line);
         fflush(l->console);
 }
 
+/* Every field, however many and however long: the journal is where the whole record is kept. */
 static int log_journal(int priority, const char *message_id, const LogField *fields, size_t n_fields,
                        const char *msg) {
-        char texts[LOG_FIELDS_MAX + 4][LOG_LINE_MAX / 2];
-        struct iovec iov[LOG_FIELDS_MAX + 4];
-        size_t n = 0;
+        char prio[32], id[64];
+        struct iovec iov[n_fields + 4];
+        _cleanup_free_ char *text = NULL;
+        size_t n = 0, size = STRLEN("MESSAGE=") + strlen(msg) + 1, used = 0;
+        int len;
 
-#define ADD(...)                                                                                            \
-        do {                                                                                                \
-                snprintf(texts[n], sizeof(texts[n]), __VA_ARGS__);                                          \
-                iov[n] = (struct iovec){ .iov_base = texts[n], .iov_len = strlen(texts[n]) };               \
-                n++;                                                                                        \
-        } while (0)
-
-        ADD("MESSAGE=%s", msg);
-        ADD("PRIORITY=%d", priority);
-        ADD("SYSLOG_IDENTIFIER=thpguardd");
-        if (message_id)
-                ADD("MESSAGE_ID=%s", message_id);
-        for (size_t i = 0; i < n_fields && i < LOG_FIELDS_MAX; i++)
+        for (size_t i = 0; i < n_fields; i++)
                 if (fields[i].value)
-                        ADD("%s=%s", fields[i].key, fields[i].value);
-#undef ADD
+                        size += strlen(fields[i].key) + 1 + strlen(fields[i].value) + 1;
+        text = malloc(size);
+        if (!text)
+                return -ENOMEM;
+
+        snprintf(prio, sizeof(prio), "PRIORITY=%d", priority);
+        iov[n++] = (struct iovec){ .iov_base = (char *)"SYSLOG_IDENTIFIER=thpguardd",
+                                   .iov_len = STRLEN("SYSLOG_IDENTIFIER=thpguardd") };
+        iov[n++] = (struct iovec){ .iov_base = prio, .iov_len = strlen(prio) };
+        if (message_id) {
+                snprintf(id, sizeof(id), "MESSAGE_ID=%s", message_id);
+                iov[n++] = (struct iovec){ .iov_base = id, .iov_len = strlen(id) };
+        }
+        for (size_t i = 0; i < n_fields; i++) {
+                if (!fields[i].value)
+                        continue;
+                len = snprintf(text + used, size - used, "%s=%s", fields[i].key, fields[i].value);
+                iov[n++] = (struct iovec){ .iov_base = text + used, .iov_len = (size_t)len };
+                used += (size_t)len + 1;
+        }
+        len = snprintf(text + used, size - used, "MESSAGE=%s", msg);
+        iov[n++] = (struct iovec){ .iov_base = text + used, .iov_len = (size_t)len };
         return sd_journal_sendv(iov, (int)n);
 }
 

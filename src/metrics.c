@@ -17,8 +17,6 @@
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
 
-/* pressure/memory is two lines of about 50 bytes. */
-#define PROC_PRESSURE_MAX 1024
 /* Our own file: a few lines per knob. */
 #define METRICS_FILE_MAX (1024 * 1024)
 
@@ -132,6 +130,28 @@ static void render_knobs(const MetricsSnapshot *s, FILE *f) {
                         sample(f, "thpguard_foreign_writes_total", "knob", s->knobs[i].knob, "writer",
                                WRITER_TALLY_OTHER, w->other);
         }
+        if (!s->gate)
+                return;
+        family(f, "thpguard_writer_gate_up", "gauge",
+               "Is the writer gate running? 0 once it was lost (killed when stopped or stuck, or exited): "
+               "one-shot writers are then named by pid only.");
+        sample(f, "thpguard_writer_gate_up", NULL, NULL, NULL, NULL, s->gate_up);
+        family(f, "thpguard_writer_gate_opens_total", "counter",
+               "Opens of the knob files the writer gate held and let go on.");
+        sample(f, "thpguard_writer_gate_opens_total", NULL, NULL, NULL, NULL, s->gate->opens);
+        family(
+            f, "thpguard_writer_lookups_total", "counter",
+            "Processes the writer gate looked up in /proc: one per process while it lives, not per open.");
+        sample(f, "thpguard_writer_lookups_total", NULL, NULL, NULL, NULL, s->gate->lookups);
+        family(f, "thpguard_writer_lookups_abandoned_total", "counter",
+               "Command-line reads given up as stuck: the process held its own memory lock (hostile, "
+               "or faulting on a FUSE file). Its writes are named without the command line.");
+        sample(f, "thpguard_writer_lookups_abandoned_total", NULL, NULL, NULL, NULL,
+               s->gate->cmdline_abandoned);
+        family(f, "thpguard_writer_gate_floods_total", "counter",
+               "Times the gate lifted its mark from a knob file for 10 s because one writer opened it more "
+               "than 200 times a second.");
+        sample(f, "thpguard_writer_gate_floods_total", NULL, NULL, NULL, NULL, s->gate->floods);
 }
 
 static void render_kernel(const MetricsKernel *k, FILE *f) {
@@ -373,7 +393,7 @@ static uint64_t kb_to_bytes(uint64_t kb) {
 
 /* PSI: absent before 4.20 (ENOENT) and with psi=0 (the read fails with EOPNOTSUPP); neither is an error. */
 static int read_memory_pressure(const char *proc_root, MetricsKernel *k) {
-        char buf[PROC_PRESSURE_MAX];
+        char buf[PROCFS_PRESSURE_SIZE_MAX];
         ProcPressure pr;
         size_t len;
         int r;

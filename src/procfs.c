@@ -808,6 +808,7 @@ int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret) {
         p = close + 1;
         if (end - p < 2 || p[0] != ' ' || !((p[1] >= 'A' && p[1] <= 'Z') || (p[1] >= 'a' && p[1] <= 'z')))
                 return -EBADMSG;
+        st.state = p[1];
         for (p += 2; p < end; field++) {
                 bool negative = false;
                 const char *num;
@@ -869,11 +870,30 @@ static bool is_lower_word(const char *s, size_t n) {
         return n > 0;
 }
 
-/* "kind key=value ... total=N" -> the kind's length and N. */
-static int pressure_line(const char *line, size_t len, size_t *ret_kind_len, uint64_t *ret_total) {
+/*
+ * "12.34" -> 1234, the kernel's "%lu.%02lu" of a percentage in hundredths;
+ * PROCFS_UNKNOWN for another shape, which the line's check lets through.
+ */
+static uint64_t pressure_avg_centi(const char *s, size_t n) {
+        const char *dot = memchr(s, '.', n);
+        uint64_t whole, frac, v;
+
+        if (!dot || (size_t)(s + n - dot) != 3 || number_parse_u64(s, (size_t)(dot - s), &whole) < 0 ||
+            !is_digit(dot[1]) || !is_digit(dot[2]))
+                return PROCFS_UNKNOWN;
+        frac = (uint64_t)(dot[1] - '0') * 10 + (uint64_t)(dot[2] - '0');
+        if (__builtin_mul_overflow(whole, 100, &v) || __builtin_add_overflow(v, frac, &v) ||
+            v == PROCFS_UNKNOWN)
+                return PROCFS_UNKNOWN;
+        return v;
+}
+
+/* "kind key=value ... total=N" -> the kind's length, N and avg10 (hundredths). */
+static int pressure_line(const char *line, size_t len, size_t *ret_kind_len, uint64_t *ret_total,
+                         uint64_t *ret_avg10) {
         const char *p = memchr(line, ' ', len), *end = line + len;
         bool have_total = false;
-        uint64_t total = 0;
+        uint64_t total = 0, avg10 = PROCFS_UNKNOWN;
 
         if (!p || !is_lower_word(line, (size_t)(p - line)))
                 return -EBADMSG;
@@ -896,17 +916,22 @@ static int pressure_line(const char *line, size_t len, size_t *ret_kind_len, uin
                         if (have_total || number_parse_u64(value, (size_t)(p - value), &total) < 0)
                                 return -EBADMSG;
                         have_total = true;
-                }
+                } else if (key_is(key, (size_t)(eq - key), "avg10"))
+                        avg10 = pressure_avg_centi(value, (size_t)(p - value));
         }
         if (!have_total)
                 return -EBADMSG;
         *ret_kind_len = (size_t)(memchr(line, ' ', len) - (const void *)line);
         *ret_total = total;
+        *ret_avg10 = avg10;
         return 0;
 }
 
 int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret) {
-        ProcPressure pr = { .some_total_usec = PROCFS_UNKNOWN, .full_total_usec = PROCFS_UNKNOWN };
+        ProcPressure pr = { .some_total_usec = PROCFS_UNKNOWN,
+                            .full_total_usec = PROCFS_UNKNOWN,
+                            .some_avg10_centi = PROCFS_UNKNOWN,
+                            .full_avg10_centi = PROCFS_UNKNOWN };
         bool have_some = false, have_full = false;
         const char *line;
         size_t line_len;
@@ -917,18 +942,20 @@ int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret) {
         if (r < 0)
                 return r;
         while (lines_next(&lr, &line, &line_len)) {
-                uint64_t total, *dest;
+                uint64_t total, avg10, *dest, *dest_avg10;
                 size_t kind_len;
                 bool *seen;
 
-                r = pressure_line(line, line_len, &kind_len, &total);
+                r = pressure_line(line, line_len, &kind_len, &total, &avg10);
                 if (r < 0)
                         return r;
                 if (key_is(line, kind_len, "some")) {
                         dest = &pr.some_total_usec;
+                        dest_avg10 = &pr.some_avg10_centi;
                         seen = &have_some;
                 } else if (key_is(line, kind_len, "full")) {
                         dest = &pr.full_total_usec;
+                        dest_avg10 = &pr.full_avg10_centi;
                         seen = &have_full;
                 } else
                         continue;
@@ -936,6 +963,7 @@ int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret) {
                         return -EBADMSG;
                 *seen = true;
                 *dest = total;
+                *dest_avg10 = avg10;
         }
         if (!have_some)
                 return -EBADMSG;

@@ -5,19 +5,51 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <unistd.h>
 
-int writer_events_open(void) {
-        int fd =
-            fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+static int open_group(unsigned int class) {
+        int fd = fanotify_init(class | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
 
         return fd < 0 ? -errno : fd;
 }
 
-int writer_events_mark(int group_fd, int file_fd) {
-        /* With a NULL path, the object marked is the one the fd is open on. */
-        if (fanotify_mark(group_fd, FAN_MARK_ADD, FAN_MODIFY, file_fd, NULL) < 0)
+int writer_events_open(void) {
+        return open_group(FAN_CLASS_NOTIF);
+}
+
+int writer_events_open_gate(void) {
+        return open_group(FAN_CLASS_CONTENT);
+}
+
+/* With a NULL path, the object marked is the one the fd is open on. */
+static int mark(int group_fd, unsigned int flags, uint64_t mask, int file_fd) {
+        if (fanotify_mark(group_fd, flags, mask, file_fd, NULL) < 0)
                 return -errno;
         return 0;
+}
+
+int writer_events_mark(int group_fd, int file_fd) {
+        return mark(group_fd, FAN_MARK_ADD, FAN_MODIFY, file_fd);
+}
+
+int writer_events_mark_gate(int group_fd, int file_fd) {
+        return mark(group_fd, FAN_MARK_ADD, FAN_OPEN_PERM, file_fd);
+}
+
+int writer_events_unmark_gate(int group_fd, int file_fd) {
+        return mark(group_fd, FAN_MARK_REMOVE, FAN_OPEN_PERM, file_fd);
+}
+
+int writer_events_allow(int group_fd, int event_fd) {
+        struct fanotify_response r = { .fd = event_fd, .response = FAN_ALLOW };
+        ssize_t n;
+
+        do
+                n = write(group_fd, &r, sizeof(r));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return n == (ssize_t)sizeof(r) ? 0 : -EIO;
 }
 
 /*
@@ -47,6 +79,6 @@ int writer_events_next(const void *buf, size_t len, size_t *offset, WriterEvent 
                 *ret = (WriterEvent){ .overflow = true, .fd = -1 };
                 return 1;
         }
-        *ret = (WriterEvent){ .pid = m.pid, .fd = m.fd };
+        *ret = (WriterEvent){ .permission = (m.mask & FAN_OPEN_PERM) != 0, .pid = m.pid, .fd = m.fd };
         return 1;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,8 +23,14 @@ static void strip_newline(char *s, size_t *len) {
                 s[--*len] = '\0';
 }
 
+/*
+ * The largest /proc/PID/cgroup we read: hybrid cgroup v1 prints a line per
+ * hierarchy, each path up to PATH_MAX, so 8 KiB is not enough.
+ */
+#define CGROUP_FILE_MAX (64 * 1024)
+
 /* argv, NUL-separated in /proc/PID/cmdline, joined by spaces; "..." if cut. */
-static void read_cmdline(int dirfd, Writer *ret) {
+void writer_read_cmdline(int dirfd, Writer *w) {
         _cleanup_close_ int fd = open_beneath(dirfd, "cmdline", O_RDONLY);
         char raw[WRITER_CMDLINE_MAX];
         bool whole;
@@ -41,35 +48,48 @@ static void read_cmdline(int dirfd, Writer *ret) {
         for (size_t i = 0; i < len; i++)
                 if (raw[i] == '\0')
                         raw[i] = ' ';
-        whole = escape_printable(raw, len, ret->cmdline, sizeof(ret->cmdline) - 3) && len < sizeof(raw);
+        whole = escape_printable(raw, len, w->cmdline, sizeof(w->cmdline) - 3) && len < sizeof(raw);
         if (!whole)
-                strcat(ret->cmdline, "...");
+                strcat(w->cmdline, "...");
 }
 
-int writer_lookup(const char *proc_root, pid_t pid, Writer *ret) {
-        _cleanup_close_ int rootfd = -EBADF, dirfd = -EBADF;
-        char name[32], text[CGROUP_PATH_MAX * 2], path[CGROUP_PATH_MAX];
+/*
+ * The cgroup path, and from the whole path its owner; a path longer than
+ * the Writer keeps is cut with "..." after the owner is taken from it.
+ */
+static void read_cgroup(int dirfd, Writer *w) {
+        _cleanup_free_ char *text = malloc(CGROUP_FILE_MAX), *path = malloc(CGROUP_FILE_MAX);
+        size_t len;
+
+        if (!text || !path || read_file_at(dirfd, "cgroup", text, CGROUP_FILE_MAX, &len) < 0 ||
+            cgroup_path_from_proc(text, len, path, CGROUP_FILE_MAX) < 0)
+                return;
+        cgroup_owner_from_path(path, &w->owner);
+        if (!escape_printable(path, strlen(path), w->cgroup, sizeof(w->cgroup) - 3))
+                strcat(w->cgroup, "...");
+}
+
+int writer_open_pid(int proc_rootfd, pid_t pid) {
+        char name[32];
+
+        if (pid <= 0)
+                return -ESRCH;
+        snprintf(name, sizeof(name), "%d", (int)pid);
+        return open_beneath(proc_rootfd, name, O_RDONLY | O_DIRECTORY);
+}
+
+bool writer_pid_alive(int dirfd) {
+        return faccessat(dirfd, "comm", F_OK, 0) == 0;
+}
+
+int writer_read_identity(int dirfd, pid_t pid, Writer *ret) {
+        char text[256];
         struct stat st;
         size_t len;
         ssize_t n;
         int r;
 
         *ret = (Writer){ .pid = pid };
-        if (pid <= 0)
-                return 0;
-        snprintf(name, sizeof(name), "%d", (int)pid);
-        rootfd = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (rootfd < 0)
-                return -errno;
-        dirfd = open_beneath(rootfd, name, O_RDONLY | O_DIRECTORY);
-        if (dirfd < 0) {
-                if (gone(dirfd)) {
-                        ret->exited = true;
-                        return 0;
-                }
-                return dirfd;
-        }
-
         r = read_file_at(dirfd, "comm", text, sizeof(text), &len);
         if (r < 0) {
                 ret->exited = gone(r);
@@ -88,18 +108,35 @@ int writer_lookup(const char *proc_root, pid_t pid, Writer *ret) {
          * Needs ptrace read access: a process without capabilities (us, after
          * startup) may not read it for one that has any, so it is often "".
          */
-        n = readlinkat(dirfd, "exe", text, sizeof(text) - 1);
-        if (n > 0)
-                escape_printable(text, (size_t)n, ret->exe, sizeof(ret->exe));
+        {
+                char exe[WRITER_EXE_MAX];
 
-        read_cmdline(dirfd, ret);
-
-        r = read_file_at(dirfd, "cgroup", text, sizeof(text), &len);
-        if (r >= 0 && cgroup_path_from_proc(text, len, path, sizeof(path)) >= 0) {
-                cgroup_owner_from_path(path, &ret->owner);
-                escape_printable(path, strlen(path), ret->cgroup, sizeof(ret->cgroup));
+                n = readlinkat(dirfd, "exe", exe, sizeof(exe) - 1);
+                if (n > 0)
+                        escape_printable(exe, (size_t)n, ret->exe, sizeof(ret->exe));
         }
+        read_cgroup(dirfd, ret);
         return 0;
+}
+
+int writer_lookup(const char *proc_root, pid_t pid, Writer *ret) {
+        _cleanup_close_ int rootfd = -EBADF, dirfd = -EBADF;
+
+        *ret = (Writer){ .pid = pid };
+        if (pid <= 0)
+                return 0;
+        rootfd = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return -errno;
+        dirfd = writer_open_pid(rootfd, pid);
+        if (dirfd < 0) {
+                if (gone(dirfd)) {
+                        ret->exited = true;
+                        return 0;
+                }
+                return dirfd;
+        }
+        return writer_read_identity(dirfd, pid, ret);
 }
 
 /* s cut to fit; a label is a name, not a sentence. */
@@ -152,17 +189,17 @@ void writer_describe(const Writer *w, char *buf, size_t size) {
 
 void writer_fields(const Writer *w, WriterFields *ret) {
         static const char *const keys[_WRITER_FIELD_MAX] = {
-                [WRITER_FIELD_LABEL] = "THPGUARD_WRITER",
-                [WRITER_FIELD_PID] = "THPGUARD_WRITER_PID",
-                [WRITER_FIELD_EXITED] = "THPGUARD_WRITER_EXITED",
-                [WRITER_FIELD_COMM] = "THPGUARD_WRITER_COMM",
-                [WRITER_FIELD_EXE] = "THPGUARD_WRITER_EXE",
-                [WRITER_FIELD_CMDLINE] = "THPGUARD_WRITER_CMDLINE",
-                [WRITER_FIELD_UID] = "THPGUARD_WRITER_UID",
-                [WRITER_FIELD_CGROUP] = "THPGUARD_WRITER_CGROUP",
-                [WRITER_FIELD_UNIT] = "THPGUARD_WRITER_UNIT",
-                [WRITER_FIELD_POD_UID] = "THPGUARD_WRITER_POD_UID",
-                [WRITER_FIELD_CONTAINER_ID] = "THPGUARD_WRITER_CONTAINER_ID",
+                [WRITER_FIELD_LABEL] = WRITER_JOURNAL_LABEL,
+                [WRITER_FIELD_PID] = WRITER_JOURNAL_PID,
+                [WRITER_FIELD_EXITED] = WRITER_JOURNAL_EXITED,
+                [WRITER_FIELD_COMM] = WRITER_JOURNAL_COMM,
+                [WRITER_FIELD_EXE] = WRITER_JOURNAL_EXE,
+                [WRITER_FIELD_CMDLINE] = WRITER_JOURNAL_CMDLINE,
+                [WRITER_FIELD_UID] = WRITER_JOURNAL_UID,
+                [WRITER_FIELD_CGROUP] = WRITER_JOURNAL_CGROUP,
+                [WRITER_FIELD_UNIT] = WRITER_JOURNAL_UNIT,
+                [WRITER_FIELD_POD_UID] = WRITER_JOURNAL_POD_UID,
+                [WRITER_FIELD_CONTAINER_ID] = WRITER_JOURNAL_CONTAINER_ID,
         };
         const char *value[_WRITER_FIELD_MAX] = {};
 

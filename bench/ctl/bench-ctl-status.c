@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-common.h"
+
 static double now_ms(void) {
         struct timespec ts;
 
@@ -101,26 +103,6 @@ static int measure(const char *label, const char *ctl, const char *proc_root, in
         return 0;
 }
 
-static void print_machine(void) {
-        char line[256], model[256] = "unknown";
-        struct utsname u;
-        FILE *f;
-
-        uname(&u);
-        f = fopen("/proc/cpuinfo", "re");
-        while (f && fgets(line, sizeof(line), f))
-                if (strncmp(line, "model name", 10) == 0) {
-                        char *colon = strchr(line, ':');
-                        snprintf(model, sizeof(model), "%s", colon ? colon + 2 : line);
-                        model[strcspn(model, "\n")] = '\0';
-                        break;
-                }
-        if (f)
-                fclose(f);
-        printf("machine: %s %s %s %s, %ld CPUs (%s)\n", u.sysname, u.nodename, u.release, u.machine,
-               sysconf(_SC_NPROCESSORS_ONLN), model);
-}
-
 static int write_file(const char *dir, const char *name, const char *content) {
         char path[1024];
         FILE *f;
@@ -194,32 +176,11 @@ int main(int argc, char **argv) {
         print_machine();
         printf("command: %s status --json >/dev/null, wall clock including fork and exec\n", argv[1]);
 
-        kids = calloc((size_t)procs, sizeof(*kids));
-        for (int i = 0; kids && i < procs; i++) {
-                kids[i] = fork();
-                if (kids[i] == 0) {
-                        /* A real mm with something in it, like a small service. */
-                        char *p =
-                            mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-                        if (p != MAP_FAILED)
-                                memset(p, 1, 1 << 20);
-                        for (;;)
-                                pause();
-                }
-                if (kids[i] < 0) {
-                        fprintf(stderr, "fork %d: %s\n", i, strerror(errno));
-                        procs = i;
-                        break;
-                }
-        }
+        kids = sleepers_start(&procs);
         usleep(200 * 1000);
         printf("real: %d extra processes started\n", procs);
         r = measure("real", argv[1], NULL, runs, out);
-        for (int i = 0; kids && i < procs; i++)
-                kill(kids[i], SIGKILL);
-        for (int i = 0; kids && i < procs; i++)
-                waitpid(kids[i], NULL, 0);
-        free(kids);
+        sleepers_stop(kids, procs);
 
         if (r >= 0) {
                 char root[64];

@@ -28,6 +28,16 @@ typedef struct LogField {
         const char *value;
 } LogField;
 
+/*
+ * A logfmt line's most; the journal has no such limit and gets every field
+ * whole. On the console a value longer than LOG_FREEFORM_MAX (a command
+ * line, a deep cgroup path: what a writer chooses) comes after every other
+ * field, cut with "...", so it cannot crowd out who wrote.
+ */
+#define LOG_LINE_MAX     2048
+#define LOG_MESSAGE_MAX  512
+#define LOG_FREEFORM_MAX 256
+
 typedef struct Logger {
         LogTarget target; /* resolved: never LOG_TARGET_AUTO */
         const char *journal_socket;
@@ -41,7 +51,9 @@ void logger_init(Logger *l, LogTarget requested, const char *journal_socket, FIL
 
 /*
  * Sends one event. message_id may be NULL; so may a field's value, which
- * leaves that field out. When the journal is the target
+ * leaves that field out. Every field reaches the journal, however many.
+ * On the console: level, msg, message_id, then the fields in their order,
+ * the long ones last. When the journal is the target
  * but its socket is gone, the event goes to the console instead:
  * sd_journal_send() returns 0 even when nothing was logged.
  */

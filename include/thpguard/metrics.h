@@ -17,6 +17,7 @@
 
 #include "thpguard/procfs.h"
 #include "thpguard/trigger.h"
+#include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
 
 #define METRICS_UNKNOWN UINT64_MAX
@@ -63,8 +64,10 @@ typedef struct MetricsSnapshot {
         uint64_t rechecks;
         uint64_t reloads_ok;
         uint64_t reloads_failed;
-        uint64_t last_correction_usec; /* CLOCK_REALTIME; 0 if none since start */
-        const MetricsKernel *kernel;   /* NULL: no kernel metrics */
+        uint64_t last_correction_usec;  /* CLOCK_REALTIME; 0 if none since start */
+        const MetricsKernel *kernel;    /* NULL: no kernel metrics */
+        bool gate_up;                   /* the writer gate runs */
+        const WriterGateCounters *gate; /* NULL: no writer gate ever ran */
 } MetricsSnapshot;
 
 /* The whole exposition, every family with # HELP and # TYPE. Returns 0 or -EIO. */

@@ -31,6 +31,8 @@
  */
 #define PROCFS_MEMINFO_SIZE_MAX (64 * 1024)
 #define PROCFS_VMSTAT_SIZE_MAX  (256 * 1024)
+/* /proc/pressure/memory is two lines of about 50 bytes. */
+#define PROCFS_PRESSURE_SIZE_MAX 1024
 
 /* ---- /proc/meminfo ------------------------------------------------------ */
 
@@ -188,6 +190,7 @@ int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret
 typedef struct ProcStat {
         uint64_t pid;
         char comm[PROCFS_NAME_MAX]; /* escaped like ProcStatus.name */
+        char state;                 /* 'R', 'S', 'D', 'T' (stopped), 't' (traced), 'Z'... */
         uint64_t ppid;
         uint64_t flags;       /* PF_* */
         uint64_t utime_ticks; /* clock ticks, sysconf(_SC_CLK_TCK) a second */
@@ -208,6 +211,9 @@ int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret);
 typedef struct ProcPressure {
         uint64_t some_total_usec; /* required */
         uint64_t full_total_usec; /* PROCFS_UNKNOWN without a "full" line */
+        /* avg10 in hundredths of a percent ("0.26" is 26); PROCFS_UNKNOWN if absent or not N.NN */
+        uint64_t some_avg10_centi;
+        uint64_t full_avg10_centi;
 } ProcPressure;
 
 /*

@@ -2,33 +2,53 @@
 #pragma once
 
 /*
- * Who writes the knob files: a fanotify group with a FAN_MODIFY mark on
- * each, which names the writing process for every write. inotify cannot:
- * it says that a file changed, never by whom.
+ * Who writes the knob files, through two fanotify groups on the same files:
  *
- * fanotify_init() needs CAP_SYS_ADMIN; marks added to the group later do
- * not, so the daemon opens the group at startup, then drops every
+ *  - the write group (FAN_CLASS_NOTIF, FAN_MODIFY): one event per write,
+ *    naming the writing process. inotify says that a file changed, never
+ *    by whom.
+ *  - the open group (FAN_CLASS_CONTENT, FAN_OPEN_PERM): the kernel holds
+ *    every open() of a marked file until the group answers it, so a writer
+ *    is still alive, and its /proc/PID still there, while it is looked up.
+ *    That is what names a one-shot `sh -c 'echo ... > enabled'`, whose
+ *    /proc/PID is gone microseconds after its write. Kernels built without
+ *    CONFIG_FANOTIFY_ACCESS_PERMISSIONS refuse it (EINVAL).
+ *
+ * fanotify_init() needs CAP_SYS_ADMIN; marks added to a group later do
+ * not, so the daemon opens both groups at startup, then drops every
  * capability, and marks files as they are opened and replaced.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-/* A notification-only group, non-blocking; the fd, or -errno (-EPERM without CAP_SYS_ADMIN). */
+/* The write group, non-blocking; the fd, or -errno (-EPERM without CAP_SYS_ADMIN). */
 int writer_events_open(void);
 
-/* Marks the file that file_fd is open on (not a path, so no name is resolved again). */
+/* The open group, non-blocking; the fd, or -errno (-EINVAL where the kernel has no permission events). */
+int writer_events_open_gate(void);
+
+/* Marks the file that file_fd is open on (not a path, so no name is resolved again) for FAN_MODIFY. */
 int writer_events_mark(int group_fd, int file_fd);
 
+/* Marks it in the open group for FAN_OPEN_PERM; unmark takes the mark away again. */
+int writer_events_mark_gate(int group_fd, int file_fd);
+int writer_events_unmark_gate(int group_fd, int file_fd);
+
+/* Lets the open the event fd event_fd stands for go on; -errno if the group refused the answer. */
+int writer_events_allow(int group_fd, int event_fd);
+
 typedef struct WriterEvent {
-        bool overflow; /* the kernel dropped events: writers were missed */
-        pid_t pid;     /* 0: a writer outside our PID namespace */
-        int fd;        /* the written file, opened for us; -1 with overflow. The caller closes it. */
+        bool overflow;   /* the kernel dropped events: writers were missed */
+        bool permission; /* an open waiting for writer_events_allow() */
+        pid_t pid;       /* 0: a writer outside our PID namespace */
+        int fd;          /* the file, opened for us; -1 with overflow. The caller closes it. */
 } WriterEvent;
 
 /*
- * The next event of a buffer read() from the group, from *offset on:
+ * The next event of a buffer read() from a group, from *offset on:
  * 1 and the event, 0 at the end, -EBADMSG for a malformed record (after
  * which the rest of the buffer is skipped). Pure: checks every length
  * against the buffer and the metadata version.

@@ -34,11 +34,31 @@ typedef struct Writer {
 } Writer;
 
 /*
- * Looks pid up below proc_root. A process that is gone gives a Writer with
- * exited set and 0, as does one that went away between the reads (each read
- * goes through the one /proc/PID directory fd, which the kernel does not hand
- * to a new process that reuses the pid). -errno only for a proc_root that
- * cannot be opened.
+ * Every read of one process goes through one /proc/PID directory fd,
+ * which the kernel does not hand to a new process that reuses the pid:
+ * once the process is gone, reads through it fail. The fd, or -ESRCH /
+ * -ENOENT for a process that is gone.
+ */
+int writer_open_pid(int proc_rootfd, pid_t pid);
+
+/* True while the process pid_dirfd was opened on lives; a lookup, no file is opened. */
+bool writer_pid_alive(int pid_dirfd);
+
+/*
+ * What can be read of a process without taking its memory lock, which a
+ * process can hold for ever (a thread faulting on a FUSE page that is never
+ * served): comm, uid, exe and cgroup. A process that went away between the
+ * reads gives exited set and 0.
+ */
+int writer_read_identity(int pid_dirfd, pid_t pid, Writer *ret);
+
+/* The command line into w->cmdline. It takes the memory lock: call it where a wait for ever is safe. */
+void writer_read_cmdline(int pid_dirfd, Writer *w);
+
+/*
+ * writer_open_pid() and writer_read_identity() below proc_root, without
+ * the command line. A process that is gone gives a Writer with exited set
+ * and 0; -errno only for a proc_root that cannot be opened.
  */
 int writer_lookup(const char *proc_root, pid_t pid, Writer *ret);
 
@@ -57,19 +77,39 @@ void writer_label(const Writer *w, char *buf, size_t size);
  */
 void writer_describe(const Writer *w, char *buf, size_t size);
 
-/* The journal fields of a writer; a field with nothing to say has a NULL value. */
+/*
+ * The journal fields of a writer, named once for the daemon that writes
+ * them and for thpguardctl, which reads them back.
+ */
+#define WRITER_JOURNAL_LABEL        "THPGUARD_WRITER"
+#define WRITER_JOURNAL_PID          "THPGUARD_WRITER_PID"
+#define WRITER_JOURNAL_EXITED       "THPGUARD_WRITER_EXITED"
+#define WRITER_JOURNAL_COMM         "THPGUARD_WRITER_COMM"
+#define WRITER_JOURNAL_EXE          "THPGUARD_WRITER_EXE"
+#define WRITER_JOURNAL_CMDLINE      "THPGUARD_WRITER_CMDLINE"
+#define WRITER_JOURNAL_UID          "THPGUARD_WRITER_UID"
+#define WRITER_JOURNAL_CGROUP       "THPGUARD_WRITER_CGROUP"
+#define WRITER_JOURNAL_UNIT         "THPGUARD_WRITER_UNIT"
+#define WRITER_JOURNAL_POD_UID      "THPGUARD_WRITER_POD_UID"
+#define WRITER_JOURNAL_CONTAINER_ID "THPGUARD_WRITER_CONTAINER_ID"
+
+/*
+ * Their order in a record: who first (label, pid, comm, uid, unit, pod,
+ * container), what the writer chooses and may make long last. A field with
+ * nothing to say has a NULL value.
+ */
 enum {
         WRITER_FIELD_LABEL,
         WRITER_FIELD_PID,
         WRITER_FIELD_EXITED,
         WRITER_FIELD_COMM,
-        WRITER_FIELD_EXE,
-        WRITER_FIELD_CMDLINE,
         WRITER_FIELD_UID,
-        WRITER_FIELD_CGROUP,
         WRITER_FIELD_UNIT,
         WRITER_FIELD_POD_UID,
         WRITER_FIELD_CONTAINER_ID,
+        WRITER_FIELD_EXE,
+        WRITER_FIELD_CMDLINE,
+        WRITER_FIELD_CGROUP,
         _WRITER_FIELD_MAX,
 };
 

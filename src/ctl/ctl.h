@@ -206,6 +206,9 @@ void ctl_node_done(CtlNode *n);
 /* Derives the headline and the notes from what was collected; pure. */
 void ctl_node_judge(CtlNode *n);
 
+/* A decimal sysfs file below s ("khugepaged/full_scans"); PROCFS_UNKNOWN if absent or unparsable. */
+uint64_t ctl_sysfs_u64(const Sysfs *s, const char *knob);
+
 /* The live value of a knob, or NULL if unknown. */
 const char *ctl_node_knob_value(const CtlNode *n, const char *path);
 const CtlKnob *ctl_node_knob(const CtlNode *n, const char *path);

@@ -13,6 +13,7 @@
 #include "thpguard/macro.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/number.h"
+#include "thpguard/writer.h"
 
 /* Exactly n digits at *p, advancing it. */
 static int digits(const char **p, size_t n, int *ret) {
@@ -157,12 +158,12 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 size_t size;
         } strings[] = {
                 { "THPGUARD_KNOB", r->knob, sizeof(r->knob) },
-                { "THPGUARD_WRITER", r->writer, sizeof(r->writer) },
-                { "THPGUARD_WRITER_COMM", r->comm, sizeof(r->comm) },
-                { "THPGUARD_WRITER_EXE", r->exe, sizeof(r->exe) },
-                { "THPGUARD_WRITER_UNIT", r->unit, sizeof(r->unit) },
-                { "THPGUARD_WRITER_POD_UID", r->pod_uid, sizeof(r->pod_uid) },
-                { "THPGUARD_WRITER_CONTAINER_ID", r->container_id, sizeof(r->container_id) },
+                { WRITER_JOURNAL_LABEL, r->writer, sizeof(r->writer) },
+                { WRITER_JOURNAL_COMM, r->comm, sizeof(r->comm) },
+                { WRITER_JOURNAL_EXE, r->exe, sizeof(r->exe) },
+                { WRITER_JOURNAL_UNIT, r->unit, sizeof(r->unit) },
+                { WRITER_JOURNAL_POD_UID, r->pod_uid, sizeof(r->pod_uid) },
+                { WRITER_JOURNAL_CONTAINER_ID, r->container_id, sizeof(r->container_id) },
         };
         char id[64]; /* longer than an id: one with more characters is not cut to ours */
         uint64_t v;
@@ -178,12 +179,12 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
         for (size_t i = 0; i < ELEMENTSOF(strings); i++)
                 if (ctl_field_value(data, len, strings[i].field, strings[i].buf, strings[i].size) == 0)
                         return;
-        k = ctl_field_u64(data, len, "THPGUARD_WRITER_PID", &v);
+        k = ctl_field_u64(data, len, WRITER_JOURNAL_PID, &v);
         if (k != -ENOENT) {
                 r->pid = k == 0 ? v : 0;
                 return;
         }
-        k = ctl_field_u64(data, len, "THPGUARD_WRITER_EXITED", &v);
+        k = ctl_field_u64(data, len, WRITER_JOURNAL_EXITED, &v);
         if (k != -ENOENT)
                 r->exited = k == 0 && v == 1;
 }

@@ -16,6 +16,7 @@
 #include "ctl.h"
 #include "thpguard/event-util.h"
 #include "thpguard/number.h"
+#include "watch.h"
 
 #ifndef THPGUARD_VERSION
 #define THPGUARD_VERSION "unknown"
@@ -40,6 +41,8 @@ static void help(void) {
                "       thpguardctl pid PID [--json] [--sysfs-root DIR] [--proc-root DIR] [--top N]\n"
                "       thpguardctl workloads [--json] [--proc-root DIR]\n"
                "       thpguardctl writers [--since TIME] [--json] [--journal-dir DIR]\n"
+               "       thpguardctl watch [--interval SECONDS] [--count N] [--top N] [--json] (see watch "
+               "--help)\n"
                "       thpguardctl exec --thp=disable|advised-only|inherit [--] COMMAND [ARGS...]\n"
                "Diagnose Transparent Huge Pages on this node; run a command with a per-process THP mode.\n"
                "\n"
@@ -49,6 +52,8 @@ static void help(void) {
                "           vmstat counters, top processes by AnonHugePages. Read-only.\n"
                "  pid      one process: Rss against Pss, AnonHugePages and its largest mappings, its THP\n"
                "           state, and what to compare Rss with. Read-only.\n"
+               "  watch    what THP is doing now, as rates every interval: faults, khugepaged, splits,\n"
+               "           compaction, memory pressure, who grows; full-screen on a terminal. Read-only.\n"
                "  workloads  the processes grouped by container (Kubernetes pod and container, podman\n"
                "           libpod-<id>), systemd unit or cgroup: processes, how many run with THP\n"
                "           disabled, AnonHugePages, by AnonHugePages. Read-only.\n"
@@ -329,6 +334,9 @@ int main(int argc, char **argv) {
                 printf("thpguardctl " THPGUARD_VERSION "\n");
                 return CTL_EXIT_OK;
         }
+        /* watch parses its own options (watch.c). */
+        if (strcmp(argv[1], "watch") == 0)
+                return ctl_watch_main(argc - 1, argv + 1);
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
                 if (strcmp(argv[1], commands[i].name) != 0)
                         continue;

@@ -325,7 +325,7 @@ static void collect_policy(const CtlStatusOptions *o, CtlNode *n) {
         snprintf(n->policy_error, sizeof(n->policy_error), "%s", why && *why ? why : strerror(-r));
 }
 
-static uint64_t read_u64(const Sysfs *s, const char *knob) {
+uint64_t ctl_sysfs_u64(const Sysfs *s, const char *knob) {
         char buf[64];
         uint64_t v;
         size_t len;
@@ -404,8 +404,8 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
                 fprintf(stderr, "thpguardctl: %s: %s\n", s->thp_dir, strerror(-r));
                 return r;
         }
-        n.khugepaged.pages_collapsed = read_u64(s, "khugepaged/pages_collapsed");
-        n.khugepaged.full_scans = read_u64(s, "khugepaged/full_scans");
+        n.khugepaged.pages_collapsed = ctl_sysfs_u64(s, "khugepaged/pages_collapsed");
+        n.khugepaged.full_scans = ctl_sysfs_u64(s, "khugepaged/full_scans");
         collect_proc_files(&n);
 
         r = ctl_proc_scan(o->proc_root, o->top, &n.procs);

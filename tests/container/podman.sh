@@ -123,7 +123,7 @@ echo "2. a foreign write on the host was corrected"
 
 # 3. The container's stderr: one logfmt line per event, the journal's fields.
 podman logs "$NAME" >"$TMP/stdout" 2>"$TMP/stderr"
-line='level=notice msg="corrected enabled: always -> madvise \(inotify(; written by [^)]*)?\)" knob=enabled observed=always desired=madvise trigger=inotify result=corrected'
+line='level=notice msg="corrected enabled: always -> madvise \(inotify(; written by [^)]*)?\)" message_id=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 knob=enabled observed=always desired=madvise trigger=inotify result=corrected'
 grep -qE -- "$line" "$TMP/stderr" || { cat "$TMP/stderr" >&2; fail "the container's stderr has no line: $line"; }
 grep -qF 'trigger=startup result=corrected' "$TMP/stderr" || fail "the container's stderr does not log the startup corrections"
 [ ! -s "$TMP/stdout" ] || fail "the daemon wrote to stdout: $(cat "$TMP/stdout")"

@@ -11,6 +11,10 @@
  *                                region with MADV_HUGEPAGE, one without, or
  *                                both), touch every page, print "ready" and
  *                                the regions, then wait for a signal
+ *   thp-helper grow MIB          print "ready", then until a signal: map MIB
+ *                                MiB with MADV_HUGEPAGE and fault it in 2 MiB
+ *                                every 20 ms (about 100 MiB/s of huge page
+ *                                faults), unmap it, start again
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -106,6 +110,38 @@ int main(int argc, char **argv) {
                 for (;;)
                         pause();
         }
-        fprintf(stderr, "usage: thp-helper probe [EXIT] | probe-child | hog MIB advise|plain|both\n");
+        if (argc == 3 && strcmp(argv[1], "grow") == 0) {
+                size_t size = strtoul(argv[2], NULL, 10) * 1024 * 1024;
+
+                if (size == 0 || size % PMD_SIZE != 0) {
+                        fprintf(stderr, "grow: MIB must be a positive multiple of 2\n");
+                        return 2;
+                }
+                printf("ready\n");
+                fflush(stdout);
+                for (;;) {
+                        uint8_t *p = mmap(NULL, size + PMD_SIZE, PROT_READ | PROT_WRITE,
+                                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                        uint8_t *aligned;
+
+                        if (p == MAP_FAILED) {
+                                perror("mmap");
+                                return 1;
+                        }
+                        aligned = (uint8_t *)(((uintptr_t)p + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+                        if (madvise(aligned, size, MADV_HUGEPAGE) < 0) {
+                                perror("madvise(MADV_HUGEPAGE)");
+                                return 1;
+                        }
+                        /* One write per 2 MiB: with THP, one huge page fault each. */
+                        for (size_t off = 0; off < size; off += PMD_SIZE) {
+                                aligned[off] = 1;
+                                usleep(20000);
+                        }
+                        munmap(p, size + PMD_SIZE);
+                }
+        }
+        fprintf(stderr,
+                "usage: thp-helper probe [EXIT] | probe-child | hog MIB advise|plain|both | grow MIB\n");
         return 2;
 }

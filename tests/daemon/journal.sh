@@ -4,28 +4,9 @@
 set -euo pipefail
 source "$SRCDIR/tests/lib/daemon.sh"
 real_sysfs_begin
-JOURNALD=/lib/systemd/systemd-journald
-command -v journalctl >/dev/null && [ -x $JOURNALD ] || skip "systemd-journald is not installed"
+source "$SRCDIR/tests/lib/journald.sh"
+journald_begin
 need python3
-
-started_journald=
-stop_journald() {
-        if [ -n "$started_journald" ]; then
-                kill "$started_journald" 2>/dev/null
-                wait "$started_journald" 2>/dev/null || true
-                # Leave no stale socket that would make `auto` think a journal runs.
-                rm -f /run/systemd/journal/socket
-        fi
-}
-on_exit stop_journald
-# A socket file alone proves nothing: a journald we stopped earlier leaves it behind.
-if ! pgrep -x systemd-journal >/dev/null; then
-        mkdir -p /run/systemd/journal
-        rm -f /run/systemd/journal/socket
-        $JOURNALD 9>&- &
-        started_journald=$!
-        wait_until 2 test -S /run/systemd/journal/socket || skip "journald did not come up"
-fi
 
 run_id=$RANDOM$RANDOM
 thp_set enabled always

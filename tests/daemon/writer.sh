@@ -92,7 +92,7 @@ if [ -n "$cg_root" ]; then
         }
         in_cgroup "$svc_dir" always
         wait_log "msg=\"corrected enabled: always -> madvise \\(inotify; written by thpguard-writer-$$.service, pid $LAST_PID[,)].* writer_unit=thpguard-writer-$$.service" 2
-        grep -q "writer_pid=$LAST_PID .*writer_cgroup=/thpguard-test.slice/thpguard-writer-$$.service " "$TMP/daemon.log" ||
+        grep -Eq "writer_pid=$LAST_PID .*writer_cgroup=/thpguard-test.slice/thpguard-writer-$$.service( |$)" "$TMP/daemon.log" ||
                 fail "no writer_cgroup for the service writer: $(grep "pid $LAST_PID" "$TMP/daemon.log")"
         in_cgroup "$pod_dir" never
         wait_log "writer_pid=$LAST_PID .*writer_unit=cri-containerd-$cid.scope writer_pod_uid=$pod writer_container_id=$cid" 2

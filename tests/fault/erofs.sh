@@ -35,7 +35,7 @@ thp = { enabled = "madvise"; };'
 
 # --- enforce mode: an error saying read-only, once per foreign value ---------
 daemon_start_cmd in_ro_ns "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M"
-RO_RE='^level=error msg="failed to correct enabled: always -> madvise \(startup\): sysfs is read-only here \(Read-only file system\): a read-only mount or an unprivileged container" knob=enabled observed=always desired=madvise trigger=startup result=failed errno=30 '
+RO_RE='^level=error msg="failed to correct enabled: always -> madvise \(startup\): sysfs is read-only here \(Read-only file system\): a read-only mount or an unprivileged container" message_id=c3e9174a6b2d48f0b5a18e6d9f2c7b04 knob=enabled observed=always desired=madvise trigger=startup result=failed errno=30( |$)'
 wait_log "$RO_RE" 5
 r0=$(metric "$M" thpguard_rechecks_total)
 wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 3)) 30

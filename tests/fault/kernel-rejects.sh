@@ -35,7 +35,7 @@ daemon_start_cmd "${FAKE_PMD_NS[@]}" "$THPGUARDD" --config "$POLICY" --log-targe
 # The knob after the failing one is corrected at startup.
 thp_wait_for enabled madvise 5 || fail "enabled was not corrected: the rejected knob stopped the others"
 wait_log 'msg="corrected enabled: always -> madvise \(startup\)"' 5
-ERR_RE="^level=error msg=\"failed to correct khugepaged/max_ptes_none: $before -> 1000 \\(startup\\): the kernel rejected the value \\(Invalid argument\\)\" knob=khugepaged/max_ptes_none observed=$before desired=1000 trigger=startup result=failed errno=22 message_id="
+ERR_RE="^level=error msg=\"failed to correct khugepaged/max_ptes_none: $before -> 1000 \\(startup\\): the kernel rejected the value \\(Invalid argument\\)\" message_id=c3e9174a6b2d48f0b5a18e6d9f2c7b04 knob=khugepaged/max_ptes_none observed=$before desired=1000 trigger=startup result=failed errno=22"
 wait_log "$ERR_RE" 5
 
 # No retry storm: several rechecks later, still one error line, and the

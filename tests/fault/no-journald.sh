@@ -67,10 +67,10 @@ thp = { enabled = "never"; };'
                 [ "$n" = "$1" ] || fail "$case: $n lines match /$2/, want $1"
         }
         want 1 '^level=info msg="started: enforcing 1 knobs'
-        want 1 '^level=notice msg="corrected enabled: always -> madvise \(startup\)" knob=enabled .*trigger=startup result=corrected message_id='
-        want $DRIFTS '^level=notice msg="corrected enabled: (always|never) -> madvise \(inotify(; written by [^)]*)?\)" knob=enabled .*trigger=inotify result=corrected (writer=.* )?message_id='
+        want 1 '^level=notice msg="corrected enabled: always -> madvise \(startup\)" message_id=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 knob=enabled .*trigger=startup result=corrected'
+        want $DRIFTS '^level=notice msg="corrected enabled: (always|never) -> madvise \(inotify(; written by [^)]*)?\)" message_id=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 knob=enabled .*trigger=inotify result=corrected'
         want 1 '^level=notice msg="corrected enabled: madvise -> never \(reload(; written by [^)]*)?\)".*trigger=reload'
-        want 1 '^level=notice msg="policy reloaded from .* 1 knobs, mode enforce, 1 corrected" policy=.* message_id='
+        want 1 '^level=notice msg="policy reloaded from .* 1 knobs, mode enforce, 1 corrected" message_id=[0-9a-f]{32} policy='
         want 1 '^level=error msg="policy rejected, keeping the last good one: .*invalid value \\"sometimes\\"'
         want 1 '^level=info msg="received Terminated; exiting, knobs left as they are"$'
         want $((DRIFTS + 6)) '^level=[a-z]+ msg="'

@@ -164,11 +164,21 @@ static void test_pressure_real(void **state) {
         assert_int_equal(procfs_parse_pressure(LIT(pressure_io), &p), 0);
         assert_int_equal(p.some_total_usec, 828138668);
         assert_int_equal(p.full_total_usec, 243974335);
+        assert_int_equal(p.some_avg10_centi, 26);
+        assert_int_equal(p.full_avg10_centi, 7);
         /* /proc/pressure/cpu before 5.13: no "full" line. */
         assert_int_equal(procfs_parse_pressure(LIT("some avg10=1.00 avg60=0.50 avg300=0.10 total=42\n"), &p),
                          0);
         assert_int_equal(p.some_total_usec, 42);
         assert_int_equal(p.full_total_usec, PROCFS_UNKNOWN);
+        assert_int_equal(p.some_avg10_centi, 100);
+        assert_int_equal(p.full_avg10_centi, PROCFS_UNKNOWN);
+        /* avg10 of another shape than the kernel's N.NN is unknown, not an error; so is a missing one. */
+        assert_int_equal(procfs_parse_pressure(LIT("some avg10=1.5 total=1\nfull total=2\n"), &p), 0);
+        assert_int_equal(p.some_avg10_centi, PROCFS_UNKNOWN);
+        assert_int_equal(p.full_avg10_centi, PROCFS_UNKNOWN);
+        assert_int_equal(procfs_parse_pressure(LIT("some avg10=100.00 total=1\n"), &p), 0);
+        assert_int_equal(p.some_avg10_centi, 10000);
         /* A kind or a key a later kernel may add is checked and passed over. */
         assert_int_equal(procfs_parse_pressure(LIT("some avg10=0.00 total=5 avg3600=0.00\n"
                                                    "most avg10=0.00 total=9\n"

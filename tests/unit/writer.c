@@ -232,7 +232,17 @@ static void test_lookup_fixture(void **state) {
         assert_false(w.exited);
         assert_int_equal(w.pid, 4242);
         assert_string_equal(w.comm, "ev\\x09il");
-        assert_string_equal(w.cmdline, "/bin/sh -c echo \\x1b[31m > enabled");
+        /* The command line waits for the process's memory lock: never read by a lookup. */
+        assert_string_equal(w.cmdline, "");
+        {
+                _cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                _cleanup_close_ int dirfd = writer_open_pid(rootfd, 4242);
+
+                assert_true(dirfd >= 0);
+                assert_true(writer_pid_alive(dirfd));
+                writer_read_cmdline(dirfd, &w);
+                assert_string_equal(w.cmdline, "/bin/sh -c echo \\x1b[31m > enabled");
+        }
         assert_string_equal(w.owner.pod_uid, POD);
         assert_string_equal(w.owner.container_id, CID);
         assert_string_equal(w.owner.unit, "cri-containerd-" CID ".scope");
@@ -274,8 +284,61 @@ static void test_lookup_self(void **state) {
         assert_string_equal(w.comm, comm);
         assert_true(w.uid_known);
         assert_int_equal(w.uid, geteuid());
-        assert_non_null(strstr(w.cmdline, "writer"));
         assert_int_equal(w.cgroup[0], '/');
+}
+
+/*
+ * Hybrid cgroup v1 prints a line per hierarchy, each up to PATH_MAX: a
+ * /proc/PID/cgroup over 8 KiB, and a path over 4096 bytes, still name the
+ * unit, pod and container; the path is kept cut, with "...".
+ */
+static void test_lookup_long_cgroup(void **state) {
+        char root[] = "/tmp/test-writer-XXXXXX", pid_dir[256], cmd[600];
+        size_t size = 64 * 1024 - 1, len = 0;
+        char *text = malloc(size), deep[5000];
+        Writer w;
+
+        assert_non_null(text);
+        assert_non_null(mkdtemp(root));
+        snprintf(pid_dir, sizeof(pid_dir), "%s/4242", root);
+        assert_int_equal(mkdir(pid_dir, 0755), 0);
+        put_file(pid_dir, "comm", "sh\n", 3);
+        for (int h = 13; h > 1; h--) {
+                len += (size_t)snprintf(text + len, size - len, "%d:ctl%d:/", h, h);
+                for (int i = 0; i < 800; i++)
+                        text[len++] = 'v';
+                text[len++] = '\n';
+        }
+        /* The unified path: six nested sub-cgroups of 250 characters and more, then the container's scope.
+         */
+        {
+                size_t d =
+                    (size_t)snprintf(deep, sizeof(deep),
+                                     "/kubepods.slice/kubepods-burstable.slice/"
+                                     "kubepods-burstable-pod1b2c3d4e_5f60_7a8b_9c0d_e1f2a3b4c5d6.slice/"
+                                     "cri-containerd-" CID ".scope");
+                for (int i = 0; i < 17; i++) {
+                        deep[d++] = '/';
+                        for (int j = 0; j < 250; j++)
+                                deep[d++] = 'a' + (char)(i % 26);
+                }
+                deep[d] = '\0';
+        }
+        len += (size_t)snprintf(text + len, size - len, "0::%s\n", deep);
+        assert_true(len > 8192);
+        assert_true(strlen(deep) > 4096);
+        put_file(pid_dir, "cgroup", text, len);
+
+        assert_int_equal(writer_lookup(root, 4242, &w), 0);
+        assert_string_equal(w.owner.pod_uid, POD);
+        assert_string_equal(w.owner.container_id, CID);
+        assert_string_equal(w.owner.unit, "cri-containerd-" CID ".scope");
+        assert_int_equal(strncmp(w.cgroup, "/kubepods.slice/", 16), 0);
+        assert_string_equal(w.cgroup + strlen(w.cgroup) - 3, "...");
+
+        free(text);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        assert_int_equal(system(cmd), 0);
 }
 
 int main(void) {
@@ -287,6 +350,7 @@ int main(void) {
                 cmocka_unit_test(test_tally),
                 cmocka_unit_test(test_lookup_fixture),
                 cmocka_unit_test(test_lookup_self),
+                cmocka_unit_test(test_lookup_long_cgroup),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

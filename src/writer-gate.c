@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: MIT */
+#include "thpguard/writer-gate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "thpguard/event-util.h"
+#include "thpguard/fileio.h"
+#include "thpguard/procfs.h"
+#include "thpguard/writer-events.h"
+
+/* The last openers the gate keeps: also its cache, one lookup per process while it lives. */
+#define GATE_SLOTS 64
+/* How long an open waits for its opener's command line; past that it goes on without. */
+#define GATE_CMDLINE_WAIT_USEC 1000
+/* A command-line read this long is stuck (the process holds its memory lock): no more are asked for. */
+#define GATE_CMDLINE_STUCK_USEC (100 * 1000)
+/* More opens of one file than this within a second is a writer in a loop: the mark is lifted ... */
+#define GATE_FLOOD_OPENS 200
+/* ... for this long, then put back. */
+#define GATE_FLOOD_PAUSE_USEC (10 * USEC_PER_SEC)
+#define GATE_FILES_MAX        64
+
+/* One opener, in the memory both processes share. seq is odd while the gate writes it. */
+typedef struct GateSlot {
+        _Atomic uint32_t seq;
+        Writer writer;
+} GateSlot;
+
+typedef struct GateShared {
+        _Atomic uint64_t opens, lookups, cmdline_abandoned, floods;
+        _Atomic uint64_t busy_since_usec; /* CLOCK_MONOTONIC: events taken and not all answered; 0 idle */
+        GateSlot slot[GATE_SLOTS];
+} GateShared;
+
+struct WriterGate {
+        pid_t pid;
+        int group_fd; /* ours too, for marks; closed when the gate is gone, which lets held opens go */
+        int exit_fd;  /* the read end of a pipe whose write end only the gate holds */
+        char proc_root[4096];
+        GateShared *shared;
+        uint64_t last_opens; /* at the last check */
+        bool queued_last;    /* events were waiting at the last check */
+};
+
+/* ---- The gate process --------------------------------------------------- */
+
+typedef struct GateFile {
+        ino_t ino;
+        dev_t dev;
+        uint64_t window_start, opens;
+        int paused_fd; /* >= 0 while the mark is lifted: put back through it */
+        uint64_t paused_until;
+} GateFile;
+
+/* The command-line reader: a thread of the gate, so the gate itself never waits for a memory lock. */
+typedef struct CmdlineReader {
+        pthread_mutex_t lock;
+        pthread_cond_t changed;
+        int dirfd;        /* the job: -1 when none */
+        size_t slot;      /* where its result goes */
+        pid_t pid;        /* the slot's pid when asked: a slot reused meanwhile is left alone */
+        uint64_t started; /* CLOCK_MONOTONIC; 0 when idle */
+        bool stuck;       /* counted once per stuck read */
+        char result[WRITER_CMDLINE_MAX];
+        bool done;
+} CmdlineReader;
+
+typedef struct Gate {
+        int group_fd, proc_rootfd;
+        pid_t daemon_pid, self_pid;
+        GateShared *shared;
+        pthread_mutex_t slots_lock; /* the slots have two writers: the gate and its reader */
+        int dirfd[GATE_SLOTS];      /* the slot's process, for writer_pid_alive(); -1: free */
+        size_t next_slot;
+        GateFile file[GATE_FILES_MAX];
+        size_t n_files;
+        CmdlineReader reader;
+} Gate;
+
+static void slot_write_begin(GateSlot *s) {
+        atomic_fetch_add_explicit(&s->seq, 1, memory_order_acq_rel);
+        atomic_thread_fence(memory_order_release);
+}
+
+static void slot_write_end(GateSlot *s) {
+        atomic_thread_fence(memory_order_release);
+        atomic_fetch_add_explicit(&s->seq, 1, memory_order_acq_rel);
+}
+
+static void *cmdline_reader_main(void *userdata) {
+        Gate *g = userdata;
+        CmdlineReader *c = &g->reader;
+
+        pthread_mutex_lock(&c->lock);
+        for (;;) {
+                Writer w = {};
+                int dirfd;
+
+                while (c->dirfd < 0)
+                        pthread_cond_wait(&c->changed, &c->lock);
+                dirfd = c->dirfd;
+                pthread_mutex_unlock(&c->lock);
+
+                writer_read_cmdline(dirfd, &w); /* may wait for the process's memory lock */
+                close(dirfd);
+
+                pthread_mutex_lock(&c->lock);
+                memcpy(c->result, w.cmdline, sizeof(c->result));
+                c->done = true;
+                c->dirfd = -1;
+                c->started = 0;
+                c->stuck = false;
+                /* Late: the open went on without it; put it into the slot if that is still the same process.
+                 */
+                pthread_mutex_lock(&g->slots_lock);
+                if (g->shared->slot[c->slot].writer.pid == c->pid &&
+                    !g->shared->slot[c->slot].writer.cmdline[0]) {
+                        slot_write_begin(&g->shared->slot[c->slot]);
+                        memcpy(g->shared->slot[c->slot].writer.cmdline, c->result, sizeof(c->result));
+                        slot_write_end(&g->shared->slot[c->slot]);
+                }
+                pthread_mutex_unlock(&g->slots_lock);
+                pthread_cond_broadcast(&c->changed);
+        }
+        return NULL;
+}
+
+/* The command line of the process in slot i, if the reader gives it within the budget. */
+static void read_cmdline_briefly(Gate *g, size_t i, int dirfd, Writer *w) {
+        CmdlineReader *c = &g->reader;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        struct timespec deadline;
+        int job;
+
+        pthread_mutex_lock(&c->lock);
+        if (c->started && !c->stuck && now - c->started > GATE_CMDLINE_STUCK_USEC) {
+                c->stuck = true;
+                atomic_fetch_add(&g->shared->cmdline_abandoned, 1);
+        }
+        if (c->dirfd >= 0 || (job = dup(dirfd)) < 0) {
+                pthread_mutex_unlock(&c->lock); /* still on an earlier one: not waited for again */
+                return;
+        }
+        c->dirfd = job;
+        c->slot = i;
+        c->pid = w->pid;
+        c->started = now;
+        c->done = false;
+        pthread_cond_broadcast(&c->changed);
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_nsec += GATE_CMDLINE_WAIT_USEC * 1000;
+        if (deadline.tv_nsec >= 1000000000) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000;
+        }
+        while (!c->done)
+                if (pthread_cond_timedwait(&c->changed, &c->lock, &deadline) == ETIMEDOUT)
+                        break;
+        if (c->done)
+                memcpy(w->cmdline, c->result, sizeof(w->cmdline));
+        pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * The one slot that holds pid, or SIZE_MAX; *ret_alive tells whether it is
+ * still the same process (one that is gone leaves its pid to whoever opens
+ * now, which takes over the slot).
+ */
+static size_t slot_of(Gate *g, pid_t pid, bool *ret_alive) {
+        for (size_t i = 0; i < GATE_SLOTS; i++)
+                if (g->dirfd[i] >= 0 && g->shared->slot[i].writer.pid == pid) {
+                        *ret_alive = writer_pid_alive(g->dirfd[i]);
+                        return i;
+                }
+        return SIZE_MAX;
+}
+
+/* A process already in a slot and alive is not looked up again: no file is opened for it. */
+static void look_up(Gate *g, pid_t pid) {
+        bool alive = false;
+        size_t i = slot_of(g, pid, &alive);
+        int dirfd;
+        Writer w;
+
+        if (i != SIZE_MAX && alive)
+                return;
+        if (i == SIZE_MAX) {
+                i = g->next_slot;
+                g->next_slot = (i + 1) % GATE_SLOTS;
+        }
+        dirfd = writer_open_pid(g->proc_rootfd, pid);
+        if (dirfd < 0)
+                return; /* outside our /proc (another PID namespace) or gone already */
+        (void)writer_read_identity(dirfd, pid, &w);
+        read_cmdline_briefly(g, i, dirfd, &w);
+        atomic_fetch_add(&g->shared->lookups, 1);
+
+        pthread_mutex_lock(&g->slots_lock);
+        slot_write_begin(&g->shared->slot[i]);
+        g->shared->slot[i].writer = w;
+        slot_write_end(&g->shared->slot[i]);
+        pthread_mutex_unlock(&g->slots_lock);
+        if (g->dirfd[i] >= 0)
+                close(g->dirfd[i]);
+        g->dirfd[i] = dirfd;
+}
+
+static GateFile *file_of(Gate *g, const struct stat *st) {
+        for (size_t i = 0; i < g->n_files; i++)
+                if (g->file[i].ino == st->st_ino && g->file[i].dev == st->st_dev)
+                        return &g->file[i];
+        if (g->n_files == GATE_FILES_MAX)
+                return NULL;
+        g->file[g->n_files] = (GateFile){ .ino = st->st_ino, .dev = st->st_dev, .paused_fd = -1 };
+        return &g->file[g->n_files++];
+}
+
+/* Counts an open of the event's file; a flood lifts the file's mark for a while. */
+static void note_open(Gate *g, int event_fd, uint64_t now) {
+        struct stat st;
+        GateFile *f;
+
+        if (fstat(event_fd, &st) < 0 || !(f = file_of(g, &st)))
+                return;
+        if (now - f->window_start > USEC_PER_SEC) {
+                f->window_start = now;
+                f->opens = 0;
+        }
+        if (++f->opens <= GATE_FLOOD_OPENS || f->paused_fd >= 0)
+                return;
+        f->paused_fd = dup(event_fd);
+        if (f->paused_fd < 0)
+                return;
+        if (writer_events_unmark_gate(g->group_fd, event_fd) < 0) {
+                close(f->paused_fd);
+                f->paused_fd = -1;
+                return;
+        }
+        f->paused_until = now + GATE_FLOOD_PAUSE_USEC;
+        atomic_fetch_add(&g->shared->floods, 1);
+}
+
+/* Puts back the marks whose pause is over; the time of the next, or -1 for none. */
+static int resume_marks(Gate *g, uint64_t now) {
+        uint64_t next = UINT64_MAX;
+
+        for (size_t i = 0; i < g->n_files; i++) {
+                GateFile *f = &g->file[i];
+
+                if (f->paused_fd < 0)
+                        continue;
+                if (f->paused_until <= now) {
+                        (void)writer_events_mark_gate(g->group_fd, f->paused_fd);
+                        close(f->paused_fd);
+                        f->paused_fd = -1;
+                        f->opens = 0;
+                        continue;
+                }
+                if (f->paused_until < next)
+                        next = f->paused_until;
+        }
+        return next == UINT64_MAX ? -1 : (int)((next - now) / 1000 + 1);
+}
+
+static void answer_batch(Gate *g, const char *buf, size_t len) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        size_t offset = 0;
+        WriterEvent ev;
+
+        while (writer_events_next(buf, len, &offset, &ev) > 0) {
+                if (ev.overflow || ev.fd < 0)
+                        continue;
+                if (ev.permission && ev.pid != g->daemon_pid && ev.pid != g->self_pid && ev.pid > 0) {
+                        note_open(g, ev.fd, now);
+                        look_up(g, ev.pid);
+                }
+                if (ev.permission) {
+                        (void)writer_events_allow(g->group_fd, ev.fd);
+                        atomic_fetch_add(&g->shared->opens, 1);
+                }
+                close(ev.fd);
+        }
+}
+
+/* Every fd but the group, the exit pipe and stderr is the daemon's: none is ours to keep. */
+static void close_other_fds(int keep1, int keep2) {
+        int max = (int)sysconf(_SC_OPEN_MAX);
+
+        if (max < 0 || max > 65536)
+                max = 65536;
+        for (int fd = 3; fd < max; fd++)
+                if (fd != keep1 && fd != keep2)
+                        (void)close(fd);
+}
+
+_Noreturn static void gate_main(int group_fd, int exit_fd, const char *proc_root, pid_t daemon_pid,
+                                GateShared *shared) {
+        Gate g = {};
+        pthread_t reader;
+        char buf[4096] __attribute__((aligned(8)));
+
+        /* Dies with the daemon, and with it the group: nobody is held by an orphan. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != daemon_pid)
+                _exit(EXIT_FAILURE);
+        /* Out of the daemon's process group: Ctrl-Z on a foreground thpguardd does not stop the gate. */
+        (void)setpgid(0, 0);
+        (void)prctl(PR_SET_NAME, "thpguardd-gate");
+        close_other_fds(group_fd, exit_fd);
+
+        g.group_fd = group_fd;
+        g.daemon_pid = daemon_pid;
+        g.self_pid = getpid();
+        g.shared = shared;
+        g.proc_rootfd = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        for (size_t i = 0; i < GATE_SLOTS; i++)
+                g.dirfd[i] = -1;
+        g.reader.dirfd = -1;
+        pthread_mutex_init(&g.slots_lock, NULL);
+        pthread_mutex_init(&g.reader.lock, NULL);
+        {
+                pthread_condattr_t ca;
+
+                pthread_condattr_init(&ca);
+                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+                pthread_cond_init(&g.reader.changed, &ca);
+                pthread_condattr_destroy(&ca);
+        }
+        if (g.proc_rootfd < 0 || pthread_create(&reader, NULL, cmdline_reader_main, &g) != 0)
+                _exit(EXIT_FAILURE);
+
+        for (;;) {
+                struct pollfd p = { .fd = group_fd, .events = POLLIN };
+                int timeout = resume_marks(&g, now_usec(CLOCK_MONOTONIC));
+                ssize_t n;
+
+                if (poll(&p, 1, timeout) < 0 && errno != EINTR)
+                        _exit(EXIT_FAILURE);
+                if (!(p.revents & POLLIN))
+                        continue;
+                atomic_store(&shared->busy_since_usec, now_usec(CLOCK_MONOTONIC));
+                n = read(group_fd, buf, sizeof(buf));
+                if (n > 0)
+                        answer_batch(&g, buf, (size_t)n);
+                atomic_store(&shared->busy_since_usec, 0);
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        _exit(EXIT_FAILURE);
+        }
+}
+
+/* ---- The daemon's side -------------------------------------------------- */
+
+int writer_gate_new(int group_fd, const char *proc_root, pid_t daemon_pid, WriterGate **ret) {
+        _cleanup_(writer_gate_freep) WriterGate *g = NULL;
+        int pipefd[2];
+
+        g = calloc(1, sizeof(*g));
+        if (!g) {
+                close(group_fd);
+                return -ENOMEM;
+        }
+        g->group_fd = group_fd;
+        g->exit_fd = -1;
+        snprintf(g->proc_root, sizeof(g->proc_root), "%s", proc_root);
+        g->shared =
+            mmap(NULL, sizeof(GateShared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (g->shared == MAP_FAILED) {
+                g->shared = NULL;
+                return -errno;
+        }
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        g->pid = fork();
+        if (g->pid < 0) {
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return -errno;
+        }
+        if (g->pid == 0) {
+                close(pipefd[0]);
+                gate_main(group_fd, pipefd[1], proc_root, daemon_pid, g->shared);
+        }
+        close(pipefd[1]);
+        g->exit_fd = pipefd[0];
+        *ret = TAKE_PTR(g);
+        return 0;
+}
+
+/* The gate is gone or must go: kill it, reap it, and close the group, which lets every held open go on. */
+static void gate_stop(WriterGate *g) {
+        if (g->pid > 0) {
+                (void)kill(g->pid, SIGKILL);
+                while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                g->pid = 0;
+        }
+        if (g->group_fd >= 0)
+                close(g->group_fd);
+        g->group_fd = -1;
+}
+
+WriterGate *writer_gate_free(WriterGate *g) {
+        if (!g)
+                return NULL;
+        gate_stop(g);
+        if (g->exit_fd >= 0)
+                close(g->exit_fd);
+        if (g->shared)
+                munmap(g->shared, sizeof(GateShared));
+        free(g);
+        return NULL;
+}
+
+int writer_gate_mark(WriterGate *g, int file_fd) {
+        if (g->group_fd < 0)
+                return -ESRCH;
+        return writer_events_mark_gate(g->group_fd, file_fd);
+}
+
+int writer_gate_exit_fd(const WriterGate *g) {
+        return g->exit_fd;
+}
+
+pid_t writer_gate_pid(const WriterGate *g) {
+        return g->pid;
+}
+
+/* Stopped ('T') or traced ('t'): it answers nothing until someone lets it go on. */
+static bool gate_is_stopped(const WriterGate *g) {
+        char buf[1024];
+        ProcStat st;
+        size_t len;
+
+        if (read_pid_file(g->proc_root, (uint64_t)g->pid, "stat", buf, sizeof(buf), &len) < 0 ||
+            procfs_parse_stat(buf, len, &st) < 0)
+                return false;
+        return st.state == 'T' || st.state == 't';
+}
+
+static size_t queued_bytes(int fd) {
+        int n = 0;
+
+        return ioctl(fd, FIONREAD, &n) < 0 || n < 0 ? 0 : (size_t)n;
+}
+
+WriterGateHealth writer_gate_check(WriterGate *g, uint64_t now) {
+        uint64_t busy_since, opens;
+        bool queued, stalled;
+
+        if (g->pid <= 0)
+                return WRITER_GATE_EXITED;
+        if (waitpid(g->pid, NULL, WNOHANG) == g->pid) {
+                g->pid = 0;
+                gate_stop(g);
+                return WRITER_GATE_EXITED;
+        }
+        busy_since = atomic_load(&g->shared->busy_since_usec);
+        opens = atomic_load(&g->shared->opens);
+        queued = queued_bytes(g->group_fd) > 0;
+        /* Held opens waiting since the last check with none answered, or one batch taken too long ago. */
+        stalled = gate_is_stopped(g) || (queued && g->queued_last && opens == g->last_opens) ||
+                  (busy_since && now > busy_since && now - busy_since > WRITER_GATE_STALL_USEC);
+        g->queued_last = queued;
+        g->last_opens = opens;
+        if (!stalled)
+                return WRITER_GATE_RUNNING;
+        gate_stop(g);
+        return WRITER_GATE_STALLED;
+}
+
+bool writer_gate_find(WriterGate *g, pid_t pid, Writer *ret) {
+        Writer w;
+
+        if (!g->shared || pid <= 0)
+                return false;
+        for (size_t i = 0; i < GATE_SLOTS; i++) {
+                GateSlot *s = &g->shared->slot[i];
+                bool read = false;
+
+                /* A few tries: a gate killed while it wrote a slot leaves it odd for good. */
+                for (int tries = 0; tries < 100 && !read; tries++) {
+                        uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+
+                        if (seq & 1)
+                                continue;
+                        memcpy(&w, &s->writer, sizeof(w));
+                        atomic_thread_fence(memory_order_acquire);
+                        read = seq == atomic_load_explicit(&s->seq, memory_order_relaxed);
+                }
+                if (!read || w.pid != pid)
+                        continue;
+                /* The gate writes what it reads as it reads it: terminate every string it hands over. */
+                w.comm[sizeof(w.comm) - 1] = w.exe[sizeof(w.exe) - 1] = w.cmdline[sizeof(w.cmdline) - 1] =
+                    w.cgroup[sizeof(w.cgroup) - 1] = '\0';
+                w.owner.unit[sizeof(w.owner.unit) - 1] = w.owner.pod_uid[sizeof(w.owner.pod_uid) - 1] =
+                    w.owner.container_id[sizeof(w.owner.container_id) - 1] = '\0';
+                w.exited = false;
+                *ret = w;
+                return true; /* the gate keeps one slot per pid */
+        }
+        return false;
+}
+
+void writer_gate_counters(const WriterGate *g, WriterGateCounters *ret) {
+        *ret = (WriterGateCounters){};
+        if (!g->shared)
+                return;
+        ret->opens = atomic_load(&g->shared->opens);
+        ret->lookups = atomic_load(&g->shared->lookups);
+        ret->cmdline_abandoned = atomic_load(&g->shared->cmdline_abandoned);
+        ret->floods = atomic_load(&g->shared->floods);
+}

@@ -1,0 +1,130 @@
+#!/bin/bash
+# Writer attribution as users meet it, on the real sysfs: one-shot writers
+# (`sh -c 'echo ... > enabled'`, reaped by their parent at once, no zombie
+# kept) are named with pid, comm and cgroup, on an idle machine and with both
+# CPUs kept busy; the gate that holds their open cannot hold anybody for
+# long: not when the daemon is stopped, not when the gate itself is stopped
+# (the daemon kills it and says so), not when the daemon dies; and a writer
+# rewriting a knob flat out costs the daemon and its gate little CPU.
+set -euo pipefail
+source "$SRCDIR/tests/lib/daemon.sh"
+real_sysfs_begin
+
+WRITERS=${WRITERS:-200}
+thp_set enabled madvise
+source "$SRCDIR/tests/lib/metrics.sh"
+write_policy "$POLICY" "recheck_interval = 30; fight_threshold = 0; metrics_file = \"$TMP/thpguard.prom\";
+thp = { enabled = \"madvise\"; };"
+daemon_start
+wait_log 'msg="started' 2
+gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate || true)
+[ -n "$gate" ] || fail "no thpguardd-gate child of the daemon: $(ps -o pid,comm --ppid "$DAEMON_PID")"
+
+# one_shot_round LABEL: WRITERS writers 20 ms apart, each reaped by bash at once.
+one_shot_round() {
+        local label=$1 pid named=0 missed=() pids=()
+        local before
+        before=$(wc -l <"$TMP/daemon.log")
+        for ((i = 0; i < WRITERS; i++)); do
+                sh -c "echo always > $THP/enabled" 9>&- &
+                pid=$!
+                wait "$pid" # bash reaps it here, at once: nothing keeps /proc/PID alive
+                pids+=("$pid")
+                sleep 0.02
+        done
+        round_logged() { [ "$(tail -n +"$((before + 1))" "$TMP/daemon.log" | grep -c 'msg="corrected enabled: always -> madvise')" -ge "$WRITERS" ]; }
+        wait_until 10 round_logged || true
+        tail -n +"$((before + 1))" "$TMP/daemon.log" >"$TMP/round.log"
+        for pid in "${pids[@]}"; do
+                if grep -Eq "written by sh, pid $pid[,)].* writer=sh writer_pid=$pid writer_comm=sh .*writer_cgroup=/" "$TMP/round.log"; then
+                        named=$((named + 1))
+                else
+                        missed+=("$pid")
+                fi
+        done
+        echo "$label: one-shot writers named with pid, comm and cgroup: $named of $WRITERS"
+        if [ $((named * 100)) -lt $((WRITERS * 95)) ]; then
+                echo "not named: ${missed[*]:0:10}" >&2
+                grep -m3 -E "pid (${missed[0]:-x}|${missed[1]:-x})[,)]" "$TMP/round.log" >&2 || true
+                fail "$label: only $named of $WRITERS one-shot writers were named (want >= 95%)"
+        fi
+}
+
+# ---- 1. Idle machine, then both CPUs busy. ----
+one_shot_round idle
+hogs=()
+for _ in 1 2; do
+        sh -c 'while :; do :; done' 9>&- &
+        hogs+=("$!")
+done
+stop_hogs() { kill "${hogs[@]}" 2>/dev/null || true; }
+on_exit stop_hogs
+one_shot_round "both CPUs busy"
+stop_hogs
+# One lookup per process, not per open; every open let through.
+wait_metric_ge "$TMP/thpguard.prom" thpguard_writer_gate_opens_total $((2 * WRITERS)) 3
+metric_is "$TMP/thpguard.prom" thpguard_writer_gate_up 1 || fail "thpguard_writer_gate_up is not 1"
+lookups=$(metric "$TMP/thpguard.prom" thpguard_writer_lookups_total)
+opens=$(metric "$TMP/thpguard.prom" thpguard_writer_gate_opens_total)
+echo "the gate let $opens opens through after $lookups lookups"
+[ "${lookups:-0}" -ge $((2 * WRITERS * 95 / 100)) ] || fail "thpguard_writer_lookups_total is ${lookups:-absent}"
+
+# ---- 2. A stopped daemon holds nobody: the gate answers on its own. ----
+kill -STOP "$DAEMON_PID"
+run timeout 5 cat "$THP/enabled"
+kill -CONT "$DAEMON_PID"
+expect_rc 0
+echo "daemon stopped: an open of enabled still went through"
+
+# ---- 3. A stopped gate is killed, the held open goes on, and the daemon says so. ----
+kill -STOP "$gate"
+t0=$(date +%s%N)
+run timeout 20 cat "$THP/enabled"
+t1=$(date +%s%N)
+expect_rc 0
+echo "gate stopped: the held open went on after $(((t1 - t0) / 1000000)) ms"
+wait_log 'msg="the writer gate \(pid [0-9]+\) stopped answering' 5
+wait_until 3 metric_is "$TMP/thpguard.prom" thpguard_writer_gate_up 0 || fail "thpguard_writer_gate_up is not 0 after the gate was killed"
+! kill -0 "$gate" 2>/dev/null || fail "the stopped gate $gate is still there"
+# Corrections go on without it, and a writer is still named, or said to have exited.
+sh -c "echo always > $THP/enabled" 9>&- &
+pid=$!
+wait "$pid"
+thp_wait_for enabled madvise 2 || fail "no correction after the gate was killed"
+wait_log "written by (sh, )?pid $pid[,)]" 2
+daemon_stop
+
+# ---- 4. A daemon that dies takes its gate, and its hold, with it. ----
+daemon_start
+wait_log 'msg="started' 2
+gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate)
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null || true
+DAEMON_PID=
+wait_until 5 sh -c "! kill -0 $gate 2>/dev/null" || fail "the gate $gate outlived its daemon"
+run timeout 5 cat "$THP/enabled"
+expect_rc 0
+echo "daemon killed: its gate went too"
+
+# ---- 5. A writer rewriting the knob flat out: little CPU for the daemon and its gate. ----
+write_policy "$POLICY" 'recheck_interval = 30; fight_threshold = 5; fight_window = 10; thp = { enabled = "madvise"; };'
+daemon_start
+wait_log 'msg="started' 2
+gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate)
+# utime + stime of every thread (the comm has no spaces here: thpguardd, thpguardd-gate).
+cpu_ticks() { cat "/proc/$1/task/"*/stat | awk '{ t += $14 + $15 } END { print t }'; }
+d0=$(cpu_ticks "$DAEMON_PID")
+g0=$(cpu_ticks "$gate")
+bash -c "end=\$((SECONDS + 5)); while [ \$SECONDS -lt \$end ]; do echo always > $THP/enabled; done" 9>&- &
+fighter=$!
+wait "$fighter"
+d1=$(cpu_ticks "$DAEMON_PID")
+g1=$(cpu_ticks "$gate")
+hz=$(getconf CLK_TCK)
+echo "a 5 s flat-out writer cost the daemon $((d1 - d0)) and the gate $((g1 - g0)) ticks of $((5 * hz))"
+# The bench measures the target (bench/README.md); this catches a return to burning a CPU.
+[ $(((d1 - d0 + g1 - g0) * 100)) -le $((5 * hz * 10)) ] || fail "the fight cost more than 10% of a CPU"
+lines=$(grep -c 'msg="corrected enabled' "$TMP/daemon.log" || true)
+[ "$lines" -le 30 ] || fail "$lines correction lines for one fight"
+daemon_stop
+echo PASS
