@@ -122,11 +122,11 @@ typedef struct CtlWorkload {
 } CtlWorkload;
 
 typedef struct CtlWorkloads {
-        size_t n_scanned; /* pid directories */
-        size_t n_skipped; /* kernel threads, gone, unreadable */
-        size_t n_stalled; /* whose /proc files did not answer in time */
-        uint64_t first_stalled_pid;
-        size_t n_unread; /* left unread after too many stalls */
+        size_t n_scanned;         /* pid directories */
+        size_t n_skipped;         /* kernel threads, gone, unreadable */
+        size_t n_stalled;         /* whose /proc files did not answer in time */
+        uint64_t stalled_pids[4]; /* the first n_stalled (at most 4: the scan stops after them) */
+        size_t n_unread;          /* left unread after too many stalls */
         size_t n;
         CtlWorkload *items; /* by AnonHugePages, largest first */
 } CtlWorkloads;

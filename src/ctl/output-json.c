@@ -390,18 +390,23 @@ int ctl_writers_print_json(FILE *f, const CtlWritersOptions *opts, const CtlFore
 /* ---- workloads ------------------------------------------------------------ */
 
 static json_object *workloads_json(const char *proc_root, const CtlWorkloads *ws) {
-        json_object *o = json_object_new_object(), *items = json_object_new_array();
+        json_object *o = json_object_new_object(), *items = json_object_new_array(),
+                    *stalled = json_object_new_array();
 
-        if (!o || !items) {
+        if (!o || !items || !stalled) {
                 json_object_put(o);
                 json_object_put(items);
+                json_object_put(stalled);
                 return NULL;
         }
         add(o, "proc_root", json_string_utf8(proc_root));
         add(o, "scanned", json_new_uint64(ws->n_scanned));
         add(o, "skipped", json_new_uint64(ws->n_skipped));
         add(o, "stalled", json_new_uint64(ws->n_stalled));
-        add(o, "first_stalled_pid", ws->n_stalled ? json_new_uint64(ws->first_stalled_pid) : NULL);
+        if (stalled)
+                for (size_t i = 0; i < ws->n_stalled; i++)
+                        json_object_array_add(stalled, json_new_uint64(ws->stalled_pids[i]));
+        add(o, "stalled_pids", stalled);
         add(o, "unread", json_new_uint64(ws->n_unread));
         for (size_t i = 0; i < ws->n; i++) {
                 const CtlWorkload *w = &ws->items[i];

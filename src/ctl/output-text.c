@@ -405,11 +405,12 @@ void ctl_workloads_print_text(FILE *f, const char *proc_root, const CtlWorkloads
             "unreadable)\n",
             escape_str(proc_root, root, sizeof(root)), ws->n_scanned - ws->n_skipped - ws->n_stalled, ws->n,
             ws->n_skipped);
-        if (ws->n_stalled)
-                fprintf(f,
-                        "  ! %zu process(es) did not answer within 2 s (first PID %" PRIu64
-                        "), not counted: a process can block readers of its own /proc files\n",
-                        ws->n_stalled, ws->first_stalled_pid);
+        if (ws->n_stalled) {
+                fprintf(f, "  ! %zu process(es) did not answer within 2 s, not counted (PID", ws->n_stalled);
+                for (size_t i = 0; i < ws->n_stalled; i++)
+                        fprintf(f, " %" PRIu64, ws->stalled_pids[i]);
+                fprintf(f, "): a process can block readers of its own /proc files\n");
+        }
         if (ws->n_unread)
                 fprintf(f, "  ! after %zu such processes the other %zu were not read\n", ws->n_stalled,
                         ws->n_unread);

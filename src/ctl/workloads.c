@@ -29,7 +29,7 @@
 
 #define CTL_WORKLOADS_PID_TIMEOUT_MS 2000
 /* After this many stalled processes the rest are not read: the whole command stays within seconds. */
-#define CTL_WORKLOADS_STALLS_MAX 4
+#define CTL_WORKLOADS_STALLS_MAX ELEMENTSOF(((CtlWorkloads *)NULL)->stalled_pids)
 #define STATUS_READ_MAX          8192
 #define ROLLUP_READ_MAX          4096
 #define CGROUP_READ_MAX          8192
@@ -339,9 +339,7 @@ int ctl_workloads_collect(const char *proc_root, CtlWorkloads *ret) {
                                 r = add_sample(&ws, &cap, &j->samples[i]);
                 }
                 if (stalled) {
-                        ws.n_stalled++;
-                        if (ws.first_stalled_pid == 0)
-                                ws.first_stalled_pid = pids[done + got];
+                        ws.stalled_pids[ws.n_stalled++] = pids[done + got];
                         got++; /* the process it is stuck in */
                 }
                 job_unref(j);

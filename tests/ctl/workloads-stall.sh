@@ -6,7 +6,8 @@
 # and names the stalled process instead of hanging on it.
 #
 # The stalled process lives only for this test's few seconds: anything
-# else on the machine that reads its files (ps, pgrep) waits until then.
+# else on the machine that reads its files (ps, pgrep, thpguardctl watch)
+# waits until then, so CTest runs it alone (RUN_SERIAL).
 . "$(dirname "$0")/lib.sh"
 : "${FUSE_STALL:?FUSE_STALL is not set: run this test through ctest}"
 [ "$(id -u)" = 0 ] || skip "mounting the FUSE file system needs root"
@@ -37,10 +38,10 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 run timeout 30 "$THPGUARDCTL" workloads --json
 [ "$RC" != 124 ] || fail "thpguardctl workloads hung on the stalled process $pid"
 expect_rc 0 "thpguardctl workloads"
-json_check "$OUT_FILE" "d['stalled'] >= 1 and d['first_stalled_pid'] == $pid and d['unread'] == 0" \
+json_check "$OUT_FILE" "d['stalled'] >= 1 and $pid in d['stalled_pids'] and d['stalled'] == len(d['stalled_pids'])" \
         "d['scanned'] > d['stalled'] and len(d['workloads']) >= 1"
 run timeout 30 "$THPGUARDCTL" workloads
 [ "$RC" != 124 ] || fail "thpguardctl workloads (text) hung on the stalled process $pid"
 expect_rc 0
-expect_out "^  ! 1 process\(es\) did not answer within 2 s \(first PID $pid\), not counted"
+expect_out "^  ! [1-4] process\(es\) did not answer within 2 s, not counted \(PID( [0-9]+)* $pid( [0-9]+)*\)"
 echo PASS
