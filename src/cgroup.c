@@ -133,6 +133,15 @@ static bool parse_container_component(const char *s, size_t len, char *ret) {
         return copy_container_id(s, len, ret);
 }
 
+/* podman's "libpod-<id>.scope" (systemd manager) or "libpod-<id>" (cgroupfs); not its "libpod-conmon-<id>".
+ */
+static bool parse_podman_component(const char *s, size_t len, char *ret) {
+        if (has_suffix(s, len, ".scope"))
+                len -= STRLEN(".scope");
+        return len > STRLEN("libpod-") && memcmp(s, "libpod-", STRLEN("libpod-")) == 0 &&
+               copy_container_id(s + STRLEN("libpod-"), len - STRLEN("libpod-"), ret);
+}
+
 void cgroup_owner_from_path(const char *path, CgroupOwner *ret) {
         bool past_slices = false, in_kubepods = false, in_pod = false, leading = true;
 
@@ -171,6 +180,8 @@ void cgroup_owner_from_path(const char *path, CgroupOwner *ret) {
                         in_pod = true;
                 else if (in_pod && !ret->container_id[0])
                         parse_container_component(c, len, ret->container_id);
+                else if (!in_kubepods && !ret->container_id[0])
+                        parse_podman_component(c, len, ret->container_id);
                 c += len;
         }
 }

@@ -21,6 +21,7 @@
 #include "thpguard/fight.h"
 #include "thpguard/log.h"
 #include "thpguard/metrics.h"
+#include "thpguard/nfd-features.h"
 #include "thpguard/policy.h"
 #include "thpguard/sandbox.h"
 #include "thpguard/sysfs.h"
@@ -96,6 +97,7 @@ typedef struct Daemon {
         int metrics_error;            /* the write error already logged; 0 when none */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         bool stopped;
+        NfdFile *nfd; /* the feature file (daemon-nfd.c); NULL when none */
 
         /* Writer attribution (daemon-writers.c): off when write_fd < 0. */
         int write_fd;                     /* the write group, read when a record is written */
@@ -158,3 +160,8 @@ const char *daemon_metrics_path(const Daemon *d);
 void daemon_metrics_write(Daemon *d);
 void daemon_metrics_update(Daemon *d);
 int daemon_setup_metrics(Daemon *d);
+
+/* daemon-nfd.c */
+void daemon_nfd_update(Daemon *d);
+/* --nfd-features-file, else the policy's nfd_features_file; NULL: none. */
+const char *daemon_nfd_path(const Daemon *d);

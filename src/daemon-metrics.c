@@ -87,6 +87,7 @@ void daemon_metrics_update(Daemon *d) {
         uint64_t due = d->metrics_written_usec + METRICS_MIN_INTERVAL_USEC;
         int enabled = SD_EVENT_OFF;
 
+        daemon_nfd_update(d); /* rewritten only on change, so not rate-limited */
         if (!d->metrics_dirty || !daemon_metrics_path(d) || !d->metrics_timer)
                 return;
         if (d->metrics_written_usec == 0 || daemon_now(d) >= due) {

@@ -11,17 +11,25 @@
 #include "thpguard/sandbox.h"
 
 int daemon_confine_files(Daemon *d) {
-        /* A reload cannot move the metrics file to another directory: that directory is fixed here. */
-        const char *written[] = { daemon_metrics_path(d) };
+        /*
+         * A reload cannot move the metrics file or the NFD feature file to
+         * another directory: their directories are fixed here.
+         */
+        const char *files_written[] = { daemon_metrics_path(d), daemon_nfd_path(d) }, *written[2];
+        size_t n_written = 0;
         SandboxDaemon files = {
                 .proc_root = d->proc_root,
                 .policy_file = d->options->config,
                 .knob_dir = d->sysfs->thp_dir,
                 .written_files = written,
-                .n_written_files = written[0] ? ELEMENTSOF(written) : 0,
         };
         char why[128];
         int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(files_written); i++)
+                if (files_written[i])
+                        written[n_written++] = files_written[i];
+        files.n_written_files = n_written;
 
         /* --metrics-file (the policy's is checked with the policy): never a file we did not write. */
         if (d->options->metrics_file) {

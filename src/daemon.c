@@ -687,6 +687,7 @@ Daemon *daemon_free(Daemon *d) {
         if (!d)
                 return NULL;
         daemon_writers_free(d);
+        nfd_file_free(d->nfd);
         event_ratelimit_done(&d->thp_ratelimit);
         event_source_disable_unref(d->thp_source);
         event_source_disable_unref(d->config_source);

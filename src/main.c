@@ -52,6 +52,7 @@ typedef struct Args {
         bool audit;
         LogTarget log_target;
         const char *metrics_file;
+        const char *nfd_features_file;
 } Args;
 
 static void help(void) {
@@ -70,6 +71,8 @@ static void help(void) {
                "                         where events go; auto: the journal if its socket exists,\n"
                "                         else logfmt lines on stderr (default auto)\n"
                "      --metrics-file PATH  Prometheus textfile to keep up to date\n"
+               "      --nfd-features-file PATH  node-feature-discovery feature file to keep: thpguard.io/\n"
+               "                         labels of the node's enabled, defrag, compliance and mode\n"
                "      --alive            liveness probe: exit 0 if the daemon keeps the metrics file\n"
                "                         (--metrics-file, else the policy's) fresh; write nothing\n"
                "  -h, --help             show this help\n"
@@ -99,6 +102,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 ARG_AUDIT,
                 ARG_LOG_TARGET,
                 ARG_METRICS_FILE,
+                ARG_NFD_FEATURES_FILE,
                 ARG_ALIVE,
         };
         static const struct option options[] = {
@@ -111,6 +115,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 { "audit", no_argument, NULL, ARG_AUDIT },
                 { "log-target", required_argument, NULL, ARG_LOG_TARGET },
                 { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
+                { "nfd-features-file", required_argument, NULL, ARG_NFD_FEATURES_FILE },
                 { "alive", no_argument, NULL, ARG_ALIVE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -167,6 +172,15 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                                 return -EINVAL;
                         }
                         a.metrics_file = optarg;
+                        break;
+                case ARG_NFD_FEATURES_FILE:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr,
+                                        "thpguardd: --nfd-features-file: '%s' is not an absolute path\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        a.nfd_features_file = optarg;
                         break;
                 case 'h':
                         a.action = ACTION_HELP;
@@ -442,6 +456,7 @@ int main(int argc, char **argv) {
                         .audit = a.audit,
                         .log_target = a.log_target,
                         .metrics_file = a.metrics_file,
+                        .nfd_features_file = a.nfd_features_file,
                 };
                 return daemon_run(&o);
         }

@@ -338,21 +338,17 @@ static int create_temp(int dirfd, const char *name, char *tmp, size_t size) {
         return -EEXIST;
 }
 
-int metrics_write_file(const char *path, const MetricsSnapshot *s) {
-        _cleanup_free_ char *text = NULL;
+int metrics_replace_file(const char *path, const char *text, size_t len) {
         _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
         const char *name = NULL;
         char tmp[NAME_MAX + 1];
-        size_t len;
         int r;
 
-        r = metrics_render_string(s, &text, &len);
-        if (r < 0)
-                return r;
         dirfd = open_dir(path, &name);
         if (dirfd < 0)
                 return dirfd;
-        /* Same directory, so renameat() is atomic; hidden and not *.prom, so no collector reads it. */
+        /* Same directory, so renameat() is atomic; hidden (and not *.prom), so no collector or
+         * node-feature-discovery reads it. */
         fd = create_temp(dirfd, name, tmp, sizeof(tmp));
         if (fd < 0)
                 return fd;
@@ -417,6 +413,17 @@ int metrics_file_check_ours(const char *path, char *why, size_t size) {
                 return -EPERM;
         }
         return 0;
+}
+
+int metrics_write_file(const char *path, const MetricsSnapshot *s) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        r = metrics_render_string(s, &text, &len);
+        if (r < 0)
+                return r;
+        return metrics_replace_file(path, text, len);
 }
 
 const char *metrics_strerror(int errnum) {

@@ -31,6 +31,7 @@ Policy *policy_free(Policy *p) {
                 return NULL;
         free(p->file);
         free(p->metrics_file);
+        free(p->nfd_features_file);
         free(p->knobs);
         free(p);
         return NULL;
@@ -294,35 +295,37 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                 } else if (strcmp(key, "fight_window") == 0) {
                         if (get_uint(pp, s, "fight_window", 1, POLICY_RECHECK_MAX, &u))
                                 p->fight_window_sec = (unsigned)u;
-                } else if (strcmp(key, "metrics_file") == 0) {
+                } else if (strcmp(key, "metrics_file") == 0 || strcmp(key, "nfd_features_file") == 0) {
+                        char **dest = key[0] == 'm' ? &p->metrics_file : &p->nfd_features_file;
                         const char *m;
 
-                        if (!expect_type(pp, s, "metrics_file", CONFIG_TYPE_STRING, "a string"))
+                        if (!expect_type(pp, s, key, CONFIG_TYPE_STRING, "a string"))
                                 continue;
                         m = config_setting_get_string(s);
                         if (m[0] != '/') {
                                 diag_error(pp->diag, pp->file, line_of(s),
-                                           "metrics_file: \"%s\" is not an absolute path", m);
+                                           "%s: \"%s\" is not an absolute path", key, m);
                                 continue;
                         }
-                        if (!metrics_file_name_valid(m)) {
+                        if (dest == &p->metrics_file && !metrics_file_name_valid(m)) {
                                 diag_error(pp->diag, pp->file, line_of(s),
                                            "metrics_file: \"%s\" is not a NAME.prom file", m);
                                 continue;
                         }
-                        p->metrics_file_line = line_of(s);
-                        free(p->metrics_file);
-                        p->metrics_file = strdup(m);
-                        if (!p->metrics_file)
+                        if (dest == &p->metrics_file)
+                                p->metrics_file_line = line_of(s);
+                        free(*dest);
+                        *dest = strdup(m);
+                        if (!*dest)
                                 return -ENOMEM;
                 } else if (strcmp(key, "thp") == 0) {
                         int r = parse_thp(pp, s);
                         if (r < 0)
                                 return r;
                 } else
-                        unknown_key(
-                            pp, s, "policy",
-                            "mode, recheck_interval, fight_threshold, fight_window, metrics_file or thp");
+                        unknown_key(pp, s, "policy",
+                                    "mode, recheck_interval, fight_threshold, fight_window, metrics_file, "
+                                    "nfd_features_file or thp");
         }
         return 0;
 }

@@ -40,7 +40,11 @@ int cgroup_path_from_proc(const char *buf, size_t len, char *ret, size_t size);
  *   /../../system.slice/tuned.service                unit tuned.service: seen from a pod
  *       with a cgroup namespace of its own, the ".." up to the common ancestor are skipped
  *
- * crio-<id>.scope and docker-<id>.scope name containers the same way.
+ * crio-<id>.scope and docker-<id>.scope name containers the same way. Outside
+ * kubepods, podman's containers are named too:
+ *
+ *   /machine.slice/libpod-<64 hex>.scope             unit, container <64 hex>
+ *   /libpod_parent/libpod-<64 hex>                   (cgroupfs manager) container, no unit
  * Never fails: what the path does not say stays "".
  */
 void cgroup_owner_from_path(const char *path, CgroupOwner *ret);

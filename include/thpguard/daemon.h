@@ -16,7 +16,8 @@ typedef struct DaemonOptions {
         const char *sysfs_root;
         bool audit; /* --audit: overrides the policy's mode */
         LogTarget log_target;
-        const char *metrics_file; /* --metrics-file: overrides the policy's metrics_file */
+        const char *metrics_file;      /* --metrics-file: overrides the policy's metrics_file */
+        const char *nfd_features_file; /* --nfd-features-file: overrides the policy's nfd_features_file */
 } DaemonOptions;
 
 /* Runs until SIGTERM/SIGINT. Returns the process exit status. */

@@ -103,6 +103,8 @@ int metrics_write_file(const char *path, const MetricsSnapshot *s);
 bool metrics_file_name_valid(const char *path);
 /* 0, or -errno with why ("exists and is not a file thpguardd wrote: ...") filled in. */
 int metrics_file_check_ours(const char *path, char *why, size_t size);
+/* metrics_write_file()'s replacement of path by text, under the same rules: for any file thpguardd keeps. */
+int metrics_replace_file(const char *path, const char *text, size_t len);
 
 /* metrics_write_file()'s own errno for an unsafe directory (systemd's chase() says ENOLINK too). */
 #define METRICS_EUNSAFE_DIR ENOLINK

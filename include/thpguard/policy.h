@@ -54,6 +54,7 @@ typedef struct Policy {
         unsigned recheck_interval_sec;
         char *metrics_file; /* NULL unless set; a *.prom file */
         unsigned metrics_file_line;
+        char *nfd_features_file;  /* NULL unless set */
         unsigned fight_threshold; /* corrections of one knob within fight_window_sec; 0: no protection */
         unsigned fight_window_sec;
         size_t n_knobs;

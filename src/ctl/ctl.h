@@ -14,12 +14,14 @@
 #include <stdio.h>
 
 #include "foreign.h"
+#include "thpguard/cgroup.h"
 #include "thpguard/compliance.h"
 #include "thpguard/knob-value.h"
 #include "thpguard/knob.h"
 #include "thpguard/policy.h"
 #include "thpguard/procfs.h"
 #include "thpguard/sysfs.h"
+#include "thpguard/thp-mode.h"
 
 /* Exit codes, documented in --help and thpguardctl(1). */
 enum {
@@ -100,6 +102,46 @@ void ctl_proc_scan_done(CtlProcScan *s);
 /* Scans root's pid directories for the top_n processes by AnonHugePages. */
 int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret);
 
+/* ---- workloads: processes grouped by container, unit or cgroup --------- */
+
+typedef enum CtlWorkloadKind {
+        CTL_WORKLOAD_CONTAINER, /* a container ID in the cgroup path (Kubernetes, podman, docker) */
+        CTL_WORKLOAD_UNIT,      /* else the systemd unit */
+        CTL_WORKLOAD_CGROUP,    /* else the cgroup path itself */
+} CtlWorkloadKind;
+
+#define CTL_WORKLOAD_CGROUP_MAX 512 /* longer paths are cut: a label, not a key into the tree */
+
+typedef struct CtlWorkload {
+        CtlWorkloadKind kind;
+        CgroupOwner owner;
+        char cgroup[CTL_WORKLOAD_CGROUP_MAX]; /* the first process's cgroup path */
+        size_t n_processes;
+        size_t n_thp_disabled; /* THP_enabled: 0 (PR_SET_THP_DISABLE, MemoryTHP=disable) */
+        size_t n_thp_unknown;  /* no THP_enabled: line (before 5.0) */
+        size_t n_unmeasured;   /* no smaps_rollup (gone, permission) */
+        uint64_t anon_huge_pages_kb;
+} CtlWorkload;
+
+typedef struct CtlWorkloads {
+        size_t n_scanned;         /* pid directories */
+        size_t n_skipped;         /* kernel threads, gone, unreadable */
+        size_t n_stalled;         /* whose /proc files did not answer in time */
+        uint64_t stalled_pids[4]; /* the first n_stalled (at most 4: the scan stops after them) */
+        size_t n_unread;          /* left unread after too many stalls */
+        size_t n;
+        CtlWorkload *items; /* by AnonHugePages, largest first */
+} CtlWorkloads;
+
+/* Groups proc_root's processes; each process's reads bounded in time (workloads.c). */
+int ctl_workloads_collect(const char *proc_root, CtlWorkloads *ret);
+void ctl_workloads_done(CtlWorkloads *ws);
+const char *ctl_workload_kind_to_string(CtlWorkloadKind k);
+/* "disable" (every process THP_enabled: 0), "inherit" (none), "mixed", "unknown". */
+const char *ctl_workload_mode(const CtlWorkload *w);
+
+#define CTL_STATUS_WORKLOADS 10 /* the largest shown by status */
+
 typedef struct CtlNote {
         char text[512];
 } CtlNote;
@@ -129,6 +171,8 @@ typedef struct CtlNode {
         ProcVmstat *vmstat;
 
         CtlProcScan procs;
+        int workloads_error; /* 0: workloads is valid */
+        CtlWorkloads workloads;
 
         /* The foreign writes of the last CTL_STATUS_WRITES_HOURS, from the journal. */
         const char *journal_dir; /* --journal-dir; NULL: the local journal */
@@ -256,18 +300,11 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p);
 int ctl_pid_print_json(FILE *f, const CtlPid *p);
 void ctl_writers_print_text(FILE *f, const CtlWritersOptions *o, const CtlForeign *w);
 int ctl_writers_print_json(FILE *f, const CtlWritersOptions *o, const CtlForeign *w);
+/* limit: how many workloads (0: all). */
+void ctl_workloads_print_text(FILE *f, const char *proc_root, const CtlWorkloads *ws, size_t limit);
+int ctl_workloads_print_json(FILE *f, const char *proc_root, const CtlWorkloads *ws);
 
 /* ---- exec --------------------------------------------------------------- */
 
-typedef enum CtlThpMode {
-        CTL_THP_DISABLE,
-        CTL_THP_ADVISED_ONLY,
-        CTL_THP_INHERIT,
-        _CTL_THP_MODE_MAX,
-        _CTL_THP_MODE_INVALID = -1,
-} CtlThpMode;
-
-CtlThpMode ctl_thp_mode_from_string(const char *s);
-
 /* Sets the mode with prctl(), then execvp()s argv; returns an exit code only on failure. */
-int ctl_exec(CtlThpMode mode, char **argv);
+int ctl_exec(ThpMode mode, char **argv);

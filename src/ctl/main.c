@@ -30,7 +30,7 @@ typedef struct CtlArgs {
         CtlWritersOptions writers;
         bool json;
         uint64_t pid;
-        CtlThpMode thp;
+        ThpMode thp;
         char **command;
 } CtlArgs;
 
@@ -40,6 +40,7 @@ static void help(void) {
             "[--top N]\n"
             "                          [--journal-dir DIR]\n"
             "       thpguardctl pid PID [--json] [--sysfs-root DIR] [--proc-root DIR] [--top N]\n"
+            "       thpguardctl workloads [--json] [--proc-root DIR]\n"
             "       thpguardctl writers [--since TIME] [--json] [--journal-dir DIR] [--machine-id ID|FILE]\n"
             "                           [--daemon-exe PATH]\n"
             "       thpguardctl watch [--interval SECONDS] [--count N] [--top N] [--json] (see watch "
@@ -55,6 +56,9 @@ static void help(void) {
             "           state, and what to compare Rss with. Read-only.\n"
             "  watch    what THP is doing now, as rates every interval: faults, khugepaged, splits,\n"
             "           compaction, memory pressure, who grows; full-screen on a terminal. Read-only.\n"
+            "  workloads  the processes grouped by container (Kubernetes pod and container, podman\n"
+            "           libpod-<id>), systemd unit or cgroup: processes, how many run with THP\n"
+            "           disabled, AnonHugePages, by AnonHugePages. Read-only.\n"
             "  writers  who wrote the THP knobs behind thpguardd's back, from its journal records:\n"
             "           per writer the writes, knobs, first and last time, pid, unit, pod. Read-only.\n"
             "  exec     set prctl(PR_SET_THP_DISABLE) and exec COMMAND; children inherit the mode.\n"
@@ -103,6 +107,7 @@ typedef enum Command {
         CMD_PID,
         CMD_WRITERS,
         CMD_EXEC,
+        CMD_WORKLOADS,
 } Command;
 
 #define CMD(c) (1u << (c))
@@ -138,10 +143,10 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 int option;
                 unsigned commands;
         } applies[] = {
-                { ARG_JSON, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WRITERS) },
+                { ARG_JSON, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WRITERS) | CMD(CMD_WORKLOADS) },
                 { 'c', CMD(CMD_STATUS) },
                 { ARG_SYSFS_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) },
-                { ARG_PROC_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) },
+                { ARG_PROC_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WORKLOADS) },
                 { ARG_TOP, CMD(CMD_STATUS) | CMD(CMD_PID) },
                 { ARG_THP, CMD(CMD_EXEC) },
                 { ARG_JOURNAL_DIR, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
@@ -154,7 +159,7 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                             .sysfs_root = "/sys",
                             .proc_root = "/proc",
                             .top = CTL_TOP_DEFAULT },
-                .thp = _CTL_THP_MODE_INVALID,
+                .thp = _THP_MODE_INVALID,
         };
         uint64_t top_max = cmd == CMD_PID ? PROCFS_SMAPS_TOP_MAX : CTL_TOP_MAX, v;
         const char *name = argv[0], *since = CTL_WRITERS_SINCE_DEFAULT;
@@ -217,8 +222,8 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                         a.status.daemon_exe = a.writers.daemon_exe = optarg;
                         break;
                 case ARG_THP:
-                        a.thp = ctl_thp_mode_from_string(optarg);
-                        if (a.thp == _CTL_THP_MODE_INVALID) {
+                        a.thp = thp_mode_from_string(optarg);
+                        if (a.thp == _THP_MODE_INVALID) {
                                 fprintf(stderr,
                                         "thpguardctl exec: --thp '%s': expected disable, advised-only or "
                                         "inherit\n",
@@ -237,6 +242,7 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
         switch (cmd) {
         case CMD_STATUS:
         case CMD_WRITERS:
+        case CMD_WORKLOADS:
                 if (optind < argc) {
                         fprintf(stderr, "thpguardctl %s: unexpected argument '%s'\n", name, argv[optind]);
                         return -EINVAL;
@@ -263,7 +269,7 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 }
                 break;
         case CMD_EXEC:
-                if (a.thp == _CTL_THP_MODE_INVALID) {
+                if (a.thp == _THP_MODE_INVALID) {
                         fprintf(stderr,
                                 "thpguardctl exec: --thp=disable|advised-only|inherit is required\n");
                         return -EINVAL;
@@ -295,6 +301,26 @@ static int run_status(const CtlArgs *a) {
         return CTL_EXIT_OK;
 }
 
+static int run_workloads(const CtlArgs *a) {
+        _cleanup_(ctl_workloads_done) CtlWorkloads ws = {};
+        int r;
+
+        r = ctl_workloads_collect(a->status.proc_root, &ws);
+        if (r < 0) {
+                fprintf(stderr, "thpguardctl workloads: --proc-root %s: cannot list processes: %s\n",
+                        a->status.proc_root, strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        if (a->json) {
+                if (ctl_workloads_print_json(stdout, a->status.proc_root, &ws) < 0) {
+                        fprintf(stderr, "thpguardctl: cannot write the JSON document\n");
+                        return CTL_EXIT_FAILURE;
+                }
+        } else
+                ctl_workloads_print_text(stdout, a->status.proc_root, &ws, 0);
+        return CTL_EXIT_OK;
+}
+
 static int run_pid(const CtlArgs *a) {
         _cleanup_(ctl_pid_done) CtlPid p = {};
 
@@ -315,10 +341,9 @@ int main(int argc, char **argv) {
                 const char *name;
                 Command cmd;
         } commands[] = {
-                { "status", CMD_STATUS },
-                { "pid", CMD_PID },
-                { "writers", CMD_WRITERS },
-                { "exec", CMD_EXEC },
+                { "status", CMD_STATUS },       { "pid", CMD_PID },
+                { "writers", CMD_WRITERS },     { "exec", CMD_EXEC },
+                { "workloads", CMD_WORKLOADS },
         };
         CtlArgs a;
 
@@ -353,6 +378,8 @@ int main(int argc, char **argv) {
                         return ctl_writers_run(&a.writers);
                 case CMD_EXEC:
                         return ctl_exec(a.thp, a.command);
+                case CMD_WORKLOADS:
+                        return run_workloads(&a);
                 }
         }
         fprintf(stderr, "thpguardctl: unknown command '%s'. Try 'thpguardctl --help'.\n", argv[1]);

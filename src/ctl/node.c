@@ -371,6 +371,7 @@ void ctl_node_done(CtlNode *n) {
         free(n->sizes);
         free(n->vmstat);
         ctl_proc_scan_done(&n->procs);
+        ctl_workloads_done(&n->workloads);
         ctl_foreign_done(&n->foreign);
         *n = (CtlNode){};
 }
@@ -414,6 +415,7 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
                 return r;
         }
         n.khugepaged.pid = n.procs.khugepaged_pid;
+        n.workloads_error = ctl_workloads_collect(o->proc_root, &n.workloads);
 
         /* Without a journal, status still reports the rest; journal_why says why. */
         n.journal_dir = o->journal_dir;

@@ -44,6 +44,8 @@ static int print_doc(FILE *f, json_object *root) {
         return fflush(f) == 0 ? 0 : -errno;
 }
 
+static json_object *workloads_json(const char *proc_root, const CtlWorkloads *ws);
+
 static json_object *time_json(uint64_t usec) {
         char buf[64];
 
@@ -281,6 +283,7 @@ int ctl_status_print_json(FILE *f, const CtlNode *n) {
         add(root, "vmstat",
             n->vmstat_error < 0 ? NULL : counters_json(n->vmstat->counters, n->vmstat->n_counters));
         add(root, "processes", procs_json(n));
+        add(root, "workloads", n->workloads_error < 0 ? NULL : workloads_json(n->proc_root, &n->workloads));
         return print_doc(f, root);
 }
 
@@ -392,4 +395,54 @@ int ctl_writers_print_json(FILE *f, const CtlWritersOptions *opts, const CtlFore
         add(root, "writers", writers);
         add(root, "other", w->other.n_drift + w->other.n_fight > 0 ? writer_json(&w->other, true) : NULL);
         return print_doc(f, root);
+}
+
+/* ---- workloads ------------------------------------------------------------ */
+
+static json_object *workloads_json(const char *proc_root, const CtlWorkloads *ws) {
+        json_object *o = json_object_new_object(), *items = json_object_new_array(),
+                    *stalled = json_object_new_array();
+
+        if (!o || !items || !stalled) {
+                json_object_put(o);
+                json_object_put(items);
+                json_object_put(stalled);
+                return NULL;
+        }
+        add(o, "proc_root", json_string_utf8(proc_root));
+        add(o, "scanned", json_new_uint64(ws->n_scanned));
+        add(o, "skipped", json_new_uint64(ws->n_skipped));
+        add(o, "stalled", json_new_uint64(ws->n_stalled));
+        if (stalled)
+                for (size_t i = 0; i < ws->n_stalled; i++)
+                        json_object_array_add(stalled, json_new_uint64(ws->stalled_pids[i]));
+        add(o, "stalled_pids", stalled);
+        add(o, "unread", json_new_uint64(ws->n_unread));
+        for (size_t i = 0; i < ws->n; i++) {
+                const CtlWorkload *w = &ws->items[i];
+                json_object *p = json_object_new_object();
+
+                if (!p)
+                        continue;
+                add(p, "kind", json_object_new_string(ctl_workload_kind_to_string(w->kind)));
+                add(p, "unit", str_or_null(w->owner.unit));
+                add(p, "pod_uid", str_or_null(w->owner.pod_uid));
+                add(p, "container_id", str_or_null(w->owner.container_id));
+                add(p, "cgroup", json_string_utf8(w->cgroup));
+                add(p, "processes", json_new_uint64(w->n_processes));
+                add(p, "thp_disabled", json_new_uint64(w->n_thp_disabled));
+                add(p, "thp_unknown", json_new_uint64(w->n_thp_unknown));
+                add(p, "unmeasured", json_new_uint64(w->n_unmeasured));
+                add(p, "anon_huge_pages_kb", json_new_uint64(w->anon_huge_pages_kb));
+                add(p, "mode", json_object_new_string(ctl_workload_mode(w)));
+                json_object_array_add(items, p);
+        }
+        add(o, "workloads", items);
+        return o;
+}
+
+int ctl_workloads_print_json(FILE *f, const char *proc_root, const CtlWorkloads *ws) {
+        _cleanup_(json_object_putp) json_object *root = workloads_json(proc_root, ws);
+
+        return root ? print_doc(f, root) : -ENOMEM;
 }

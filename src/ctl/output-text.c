@@ -269,6 +269,11 @@ void ctl_status_print_text(FILE *f, const CtlNode *node) {
         print_sizes(f, n);
         print_vmstat(f, n);
         print_procs(f, n);
+        fprintf(f, "\n");
+        if (n->workloads_error < 0)
+                fprintf(f, "Workloads: cannot list processes: %s\n", strerror(-n->workloads_error));
+        else
+                ctl_workloads_print_text(f, node->proc_root, &n->workloads, CTL_STATUS_WORKLOADS);
 }
 
 void ctl_pid_print_text(FILE *f, const CtlPid *p) {
@@ -380,4 +385,59 @@ void ctl_writers_print_text(FILE *f, const CtlWritersOptions *o, const CtlForeig
                 snprintf(label, sizeof(label), "other writers (beyond the first %d)", CTL_WRITERS_MAX);
                 print_writer(f, &w->other, label);
         }
+}
+
+/* ---- workloads ------------------------------------------------------------ */
+
+static void workload_label(const CtlWorkload *w, char *buf, size_t size) {
+        char cgroup[4 * CTL_WORKLOAD_CGROUP_MAX];
+
+        switch (w->kind) {
+        case CTL_WORKLOAD_CONTAINER:
+                snprintf(buf, size, "container %s%s%s%s%s", w->owner.container_id,
+                         w->owner.pod_uid[0] ? " pod " : "", w->owner.pod_uid,
+                         w->owner.unit[0] ? " unit " : "", w->owner.unit);
+                break;
+        case CTL_WORKLOAD_UNIT:
+                snprintf(buf, size, "%s", w->owner.unit);
+                break;
+        default:
+                snprintf(buf, size, "cgroup %s", escape_str(w->cgroup, cgroup, sizeof(cgroup)));
+                break;
+        }
+}
+
+void ctl_workloads_print_text(FILE *f, const char *proc_root, const CtlWorkloads *ws, size_t limit) {
+        char root[4 * PATH_MAX];
+        size_t shown = limit && limit < ws->n ? limit : ws->n;
+
+        fprintf(
+            f,
+            "Workloads by AnonHugePages (%s: %zu processes in %zu workloads; %zu kernel threads, gone or "
+            "unreadable)\n",
+            escape_str(proc_root, root, sizeof(root)), ws->n_scanned - ws->n_skipped - ws->n_stalled, ws->n,
+            ws->n_skipped);
+        if (ws->n_stalled) {
+                fprintf(f, "  ! %zu process(es) did not answer within %d ms, not counted (PID",
+                        ws->n_stalled, CTL_BOUNDED_READ_DEADLINE_USEC / 1000);
+                for (size_t i = 0; i < ws->n_stalled; i++)
+                        fprintf(f, " %" PRIu64, ws->stalled_pids[i]);
+                fprintf(f, "): a process can block readers of its own /proc files\n");
+        }
+        if (ws->n_unread)
+                fprintf(f, "  ! after %zu such processes the other %zu were not read\n", ws->n_stalled,
+                        ws->n_unread);
+        if (ws->n == 0)
+                return;
+        fprintf(f, "  %8s %8s %14s %-8s %s\n", "PROCS", "THP-OFF", "ANONHUGE kB", "MODE", "WORKLOAD");
+        for (size_t i = 0; i < shown; i++) {
+                const CtlWorkload *w = &ws->items[i];
+                char label[1024];
+
+                workload_label(w, label, sizeof(label));
+                fprintf(f, "  %8zu %8zu %14" PRIu64 " %-8s %s\n", w->n_processes, w->n_thp_disabled,
+                        w->anon_huge_pages_kb, ctl_workload_mode(w), label);
+        }
+        if (shown < ws->n)
+                fprintf(f, "  ... and %zu more (thpguardctl workloads)\n", ws->n - shown);
 }

@@ -285,7 +285,7 @@ def rendered(srcdir, outdir):
 
     comp_root = os.path.join(srcdir, K8S, "components")
     comps = sorted(d for d in os.listdir(comp_root) if os.path.isdir(os.path.join(comp_root, d)))
-    for want in ("node-exporter-textfile", "openshift", "audit-only"):
+    for want in ("node-exporter-textfile", "openshift", "audit-only", "runtime-classes", "nfd-features"):
         expect(want in comps, f"no component {want} in {K8S}/components")
 
     base = {obj_key(o): o for o in load_stream(os.path.join(outdir, "base.yaml"))}
@@ -328,6 +328,36 @@ def rendered(srcdir, outdir):
             expect(changed == {obj_key(base_ds)} and not added, f"{name}: changes more than the DaemonSet: {sorted(changed | added)}")
         elif name == "audit-only":
             expect(c["args"] == base_c["args"] + ["--audit"], f"{name}: the args are {c['args']}, not the base's plus --audit")
+            expect(changed == {obj_key(base_ds)} and not added, f"{name}: changes more than the DaemonSet: {sorted(changed | added)}")
+        elif name == "runtime-classes":
+            expect(changed == set() and {k[0] for k in added} == {"RuntimeClass"},
+                   f"{name}: changes more than adding RuntimeClasses: {sorted(changed | added)}")
+            rcs = {o["metadata"]["name"]: o for o in objs.values() if o["kind"] == "RuntimeClass"}
+            expect(sorted(rcs) == ["thp-advised-only", "thp-disable"], f"{name}: RuntimeClasses {sorted(rcs)}")
+            for rc_name, rc in rcs.items():
+                expect(rc.get("apiVersion") == "node.k8s.io/v1", f"{name}: {rc_name} is not node.k8s.io/v1")
+                expect(rc.get("handler") == rc_name,
+                       f"{name}: {rc_name}'s handler is {rc.get('handler')!r}, not the drop-ins' {rc_name!r}")
+                expect("namespace" not in rc["metadata"], f"{name}: {rc_name} has a namespace (it is cluster-scoped)")
+            # The handlers the RuntimeClasses name are those the packaged drop-ins declare.
+            for dropin in ("packaging/runtime/containerd/thpguard-runtimes.v2.toml.in",
+                           "packaging/runtime/containerd/thpguard-runtimes.v3.toml.in",
+                           "packaging/runtime/crio/50-thpguard-runc.conf.in",
+                           "packaging/runtime/crio/50-thpguard-crun.conf.in"):
+                text = open(os.path.join(srcdir, dropin), encoding="utf-8").read()
+                for rc_name in rcs:
+                    expect(f"runtimes.{rc_name}]" in text, f"{name}: {dropin} declares no handler {rc_name}")
+        elif name == "nfd-features":
+            features = arg_value(c["args"], "--nfd-features-file") or ""
+            vols = {v["name"]: v for v in ds["spec"]["template"]["spec"]["volumes"]}
+            mounts = {m["name"]: m for m in c["volumeMounts"]}
+            fdir = "/etc/kubernetes/node-feature-discovery/features.d"
+            expect(c["args"][:len(base_c["args"])] == base_c["args"] and features == fdir + "/thpguard",
+                   f"{name}: the args are {c['args']}, not the base's plus --nfd-features-file {fdir}/thpguard")
+            expect(mounts.get("nfd-features", {}).get("mountPath") == fdir and not mounts["nfd-features"].get("readOnly"),
+                   f"{name}: {fdir} is not mounted writable where --nfd-features-file points")
+            expect(vols.get("nfd-features") == {"name": "nfd-features", "hostPath": {"path": fdir, "type": "DirectoryOrCreate"}},
+                   f"{name}: the nfd-features volume is not the host's {fdir}: {vols.get('nfd-features')}")
             expect(changed == {obj_key(base_ds)} and not added, f"{name}: changes more than the DaemonSet: {sorted(changed | added)}")
         elif name == "openshift":
             expect(ds == base_ds, f"{name}: changes the DaemonSet")

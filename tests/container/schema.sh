@@ -4,7 +4,8 @@
 # packaging/kubernetes/components (node-exporter-textfile, openshift,
 # audit-only, and any added later), and packaging/monitoring's PrometheusRule:
 #  - every rendered object validates against the schema of its kind
-#    (tests/container/schema/validate.mjs: the npm kubernetes-models packages,
+#    (the RuntimeClasses of runtime-classes too;
+#    tests/container/schema/validate.mjs: the npm kubernetes-models packages,
 #    pinned in package-lock.json, installed once per build tree with npm ci);
 #  - manifests.py rendered: each component does what it says and nothing else
 #    (the textfile hostPath, --audit, an SCC that admits the pod and is bound
@@ -117,6 +118,12 @@ mutate rbac-subjects "$TMP/json/openshift.json" \
 mutate prometheusrule-groups "$TMP/json/prometheusrule.json" \
         'first("PrometheusRule")["spec"]["groups"][0]["rules"][0]["expr"] = ["sum"]' \
         "expr must be"
+mutate runtimeclass-no-handler "$TMP/json/runtime-classes.json" \
+        'del first("RuntimeClass")["handler"]' \
+        "must have required property handler"
+mutate runtimeclass-handler-type "$TMP/json/runtime-classes.json" \
+        'first("RuntimeClass")["handler"] = 1' \
+        "handler must be string"
 mutate unknown-kind "$TMP/json/base.json" \
         'first("DaemonSet")["kind"] = "DaemonSett"' \
         "no schema for apps/v1 DaemonSett"

@@ -4,6 +4,8 @@
  *
  *   thp-helper probe [EXIT]      print PR_GET_THP_DISABLE and the THP_enabled:
  *                                line of /proc/self/status, then exit EXIT
+ *   thp-helper probe-child       probe in this process, then in a forked child
+ *                                (as "child: " lines); exits 0
  *   thp-helper hog MIB MODE      map MIB MiB of anonymous memory per region,
  *                                2 MiB aligned, MODE advise|plain|both (one
  *                                region with MADV_HUGEPAGE, one without, or
@@ -23,15 +25,16 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PMD_SIZE (2UL * 1024 * 1024)
 
-static int probe(int exit_code) {
+static int probe(int exit_code, const char *prefix) {
         char line[256];
         FILE *f;
 
-        printf("prctl_thp_disable=%d\n", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
+        printf("%sprctl_thp_disable=%d\n", prefix, prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
         f = fopen("/proc/self/status", "re");
         if (!f) {
                 perror("/proc/self/status");
@@ -39,7 +42,7 @@ static int probe(int exit_code) {
         }
         while (fgets(line, sizeof(line), f))
                 if (strncmp(line, "THP_enabled:", 12) == 0)
-                        fputs(line, stdout);
+                        printf("%s%s", prefix, line);
         fclose(f);
         fflush(stdout);
         return exit_code;
@@ -68,7 +71,24 @@ static void *map_region(size_t size, bool advise) {
 
 int main(int argc, char **argv) {
         if (argc >= 2 && strcmp(argv[1], "probe") == 0)
-                return probe(argc >= 3 ? atoi(argv[2]) : 0);
+                return probe(argc >= 3 ? atoi(argv[2]) : 0, "");
+        if (argc == 2 && strcmp(argv[1], "probe-child") == 0) {
+                pid_t child;
+                int status;
+
+                probe(0, "");
+                child = fork();
+                if (child < 0) {
+                        perror("fork");
+                        return 1;
+                }
+                if (child == 0) {
+                        _exit(probe(0, "child: "));
+                }
+                if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status))
+                        return 1;
+                return WEXITSTATUS(status);
+        }
         if (argc == 4 && strcmp(argv[1], "hog") == 0) {
                 size_t size = strtoul(argv[2], NULL, 10) * 1024 * 1024;
                 const char *mode = argv[3];
@@ -121,6 +141,7 @@ int main(int argc, char **argv) {
                         munmap(p, size + PMD_SIZE);
                 }
         }
-        fprintf(stderr, "usage: thp-helper probe [EXIT] | hog MIB advise|plain|both | grow MIB\n");
+        fprintf(stderr,
+                "usage: thp-helper probe [EXIT] | probe-child | hog MIB advise|plain|both | grow MIB\n");
         return 2;
 }

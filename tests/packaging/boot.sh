@@ -11,6 +11,8 @@
 #  6. assert from inside, with systemctl and journalctl run in the
 #  container's namespaces (nsenter -t <its PID 1> -a: with --register=no
 #  there is no machined, so neither machinectl nor systemd-run --machine);
+#     (and that a service opted out through a thpguardctl exec drop-in runs
+#     with THP_enabled: 0 under that systemd);
 #  7. power it off, restore the host's knobs, and check that no process and
 #  no cgroup is left behind.
 set -euo pipefail
@@ -38,6 +40,12 @@ echo "tree: $tree_cache"
 run=$PKG_WORK/boot-root
 results=$PKG_WORK/boot-results
 pkg_tree_copy "$tree_cache" "$run"
+# A service opted out of THP as README.md ("Per-workload opt-outs") says for a
+# systemd without MemoryTHP=: a drop-in that starts it through thpguardctl exec.
+mkdir -p "$run/etc/systemd/system/thp-optout-probe.service.d"
+printf '[Service]\nType=exec\nExecStart=/bin/sleep infinity\n' >"$run/etc/systemd/system/thp-optout-probe.service"
+printf '[Service]\nExecStart=\nExecStart=/usr/bin/thpguardctl exec --thp=disable -- /bin/sleep infinity\n' \
+        >"$run/etc/systemd/system/thp-optout-probe.service.d/thp.conf"
 rm -rf "$results"
 mkdir -p "$results"
 cp "$deb" "$run/tmp/thpguard.deb"
@@ -173,6 +181,17 @@ status=$(prop thpguardd StatusText)
 [[ $status == enforcing\ * ]] || fail "StatusText is '$status', expected the READY status 'enforcing ...'"
 main_pid=$(prop thpguardd MainPID)
 echo "ok: thpguardd active (running), MainPID $main_pid, status '$status'"
+
+# The opted-out service: thpguardctl exec became the service's own program
+# (same PID, so MainPID and Type= hold), and it runs with THP disabled.
+inside systemctl start thp-optout-probe || fail "thp-optout-probe did not start: $(inside systemctl status thp-optout-probe --no-pager)"
+probe_pid=$(prop thp-optout-probe MainPID)
+[ "$(inside cat "/proc/$probe_pid/comm")" = sleep ] ||
+        fail "thp-optout-probe's MainPID $probe_pid is $(inside cat "/proc/$probe_pid/comm"), not the service's sleep"
+inside grep -qx $'THP_enabled:\t0' "/proc/$probe_pid/status" ||
+        fail "thp-optout-probe runs with $(inside grep THP_enabled "/proc/$probe_pid/status")"
+inside systemctl stop thp-optout-probe
+echo "ok: a unit started through thpguardctl exec --thp=disable: MainPID $probe_pid is sleep, THP_enabled: 0"
 
 # The host's knobs are compliant.
 [ "$(thp_get enabled)" = madvise ] || fail "host enabled is $(thp_get enabled), want madvise"

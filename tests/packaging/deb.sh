@@ -16,11 +16,16 @@ echo "deb: $deb"
 files=$(pkg_deb_files "$deb")
 for f in /usr/sbin/thpguardd /usr/bin/thpguardctl /etc/thpguard/thpguard.conf /usr/lib/systemd/catalog/thpguard.catalog \
         /usr/share/man/man8/thpguardd.8 /usr/share/man/man5/thpguard.conf.5 /usr/share/man/man1/thpguardctl.1 \
-        /usr/share/thpguard/profiles/{go-services,jvm-g1,redis,mongodb8,mixed-node}.conf; do
+        /usr/share/thpguard/profiles/{go-services,jvm-g1,redis,mongodb8,mixed-node}.conf \
+        /usr/libexec/thpguard/{runc,crun}-thp-{disable,advised-only} \
+        /usr/share/thpguard/runtime/containerd/thpguard-runtimes.v{2,3}.toml \
+        /usr/share/thpguard/runtime/crio/50-thpguard-{runc,crun}.conf; do
         echo "$files" | grep -qxF "$f" || fail "the .deb lacks $f"
 done
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 echo "$files" | grep -qxF "$unitdir/thpguardd.service" || fail "the .deb lacks $unitdir/thpguardd.service"
+# Nothing is installed into the engines' own configuration: that is the administrator's step.
+echo "$files" | grep -E '^/etc/(containerd|crio)/' && fail "the .deb installs into the container engines' configuration"
 echo "ok: contents ($(echo "$files" | wc -l) files)"
 
 # The shipped policy is the conffile, byte for byte.

@@ -97,12 +97,20 @@ static void test_owner_kubernetes(void **state) {
               "cri-containerd-xyz.scope", UID, "");
 }
 
+static void test_owner_podman(void **state) {
+        (void)state;
+        check("/machine.slice/libpod-" CID ".scope", "libpod-" CID ".scope", "", CID);
+        check("/libpod_parent/libpod-" CID, "", "", CID);
+        /* conmon, podman's monitor, is not the container. */
+        check("/machine.slice/libpod-conmon-" CID ".scope", "libpod-conmon-" CID ".scope", "", "");
+        check("/libpod_parent/libpod-not-hex", "", "", "");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_path_from_proc),
-                cmocka_unit_test(test_owner_systemd),
-                cmocka_unit_test(test_owner_kubernetes),
-                cmocka_unit_test(test_owner_private_namespace),
+                cmocka_unit_test(test_path_from_proc),   cmocka_unit_test(test_owner_systemd),
+                cmocka_unit_test(test_owner_kubernetes), cmocka_unit_test(test_owner_private_namespace),
+                cmocka_unit_test(test_owner_podman),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

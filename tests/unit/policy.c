@@ -110,6 +110,7 @@ static void test_defaults_and_empty(void **state) {
         assert_int_equal(p->mode, POLICY_MODE_AUDIT);
         assert_int_equal(p->recheck_interval_sec, POLICY_RECHECK_DEFAULT);
         assert_string_equal(p->metrics_file, "/var/lib/node_exporter/thp.prom");
+        assert_null(p->nfd_features_file);
         assert_int_equal(p->n_knobs, 1);
         assert_int_equal(d.n_entries, 0);
 
@@ -122,7 +123,7 @@ static void test_defaults_and_empty(void **state) {
 static void test_unknown_keys(void **state) {
         EXPECT("modee = \"enforce\";\n",
                F ":1: policy: unknown key \"modee\" (expected mode, recheck_interval, fight_threshold, "
-                 "fight_window, metrics_file or thp)");
+                 "fight_window, metrics_file, nfd_features_file or thp)");
         EXPECT("thp = {\n  enable = \"never\";\n};\n",
                F ":2: thp: unknown key \"enable\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
                  "shrink_underused, khugepaged or sizes)");
@@ -184,6 +185,9 @@ static void test_values_and_ranges(void **state) {
                F ":1: metrics_file: \"/x/.hidden.prom\" is not a NAME.prom file");
         EXPECT("metrics_file = \"/x/y.prom.bak\";\n",
                F ":1: metrics_file: \"/x/y.prom.bak\" is not a NAME.prom file");
+        EXPECT("nfd_features_file = \"thpguard\";\n",
+               F ":1: nfd_features_file: \"thpguard\" is not an absolute path");
+        EXPECT("nfd_features_file = 3;\n", F ":1: nfd_features_file: expected a string, got an integer");
 }
 
 static void test_sizes(void **state) {
