@@ -8,32 +8,10 @@ set -euo pipefail
 . "$SRCDIR/tests/lib/mount-ns.sh"
 own_mount_namespace "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-[ -c /dev/fuse ] || skip "no /dev/fuse (the fuse module) on this machine"
-: "${FUSE_HANG:?}"
-
-# The connection can only be aborted through fusectl: the helper cannot be killed while its READ waits.
-mountpoint -q /sys/fs/fuse/connections || mount -t fusectl none /sys/fs/fuse/connections
-MNT=$TMP/fuse
-mkdir "$MNT"
-"$FUSE_HANG" "$MNT" >"$TMP/hang.out" 2>&1 &
-HANG=$!
-release() {
-        local dev
-        dev=$(mountpoint -d "$MNT" 2>/dev/null) && echo 1 >"/sys/fs/fuse/connections/${dev#*:}/abort" || true
-        kill -KILL "$HANG" 2>/dev/null || true
-        umount -l "$MNT" 2>/dev/null || true
-}
-on_exit release
-wait_until 10 grep -q '^ready ' "$TMP/hang.out" || {
-        rc=0
-        kill -0 "$HANG" 2>/dev/null || wait "$HANG" || rc=$?
-        [ "$rc" = 77 ] && skip "cannot mount FUSE here: $(cat "$TMP/hang.out")"
-        fail "fuse-hang did not get ready: $(cat "$TMP/hang.out")"
-}
+source "$SRCDIR/tests/lib/fuse-hang.sh"
+fuse_hang_start ready
 # The positive control: a plain read of its smaps_rollup does hang.
-rc=0
-timeout 2 cat "/proc/$HANG/smaps_rollup" >/dev/null 2>&1 || rc=$?
-[ "$rc" = 124 ] || fail "test bug: a plain read of /proc/$HANG/smaps_rollup did not block (rc $rc)"
+fuse_hang_blocks smaps_rollup
 
 # A hang would be for good; 60 s is only there so that the test ends.
 run timeout 60 "$THPGUARDCTL" status

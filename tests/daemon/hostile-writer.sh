@@ -11,38 +11,16 @@ own_mount_namespace "$0" "$@"
 source "$SRCDIR/tests/lib/daemon.sh"
 source "$SRCDIR/tests/lib/metrics.sh"
 real_sysfs_begin
-[ -c /dev/fuse ] || skip "no /dev/fuse (the fuse module) on this machine"
-: "${FUSE_HANG:?}"
-
-mountpoint -q /sys/fs/fuse/connections || mount -t fusectl none /sys/fs/fuse/connections
-MNT=$TMP/fuse
-mkdir "$MNT"
-HANG=
-release() {
-        local dev
-        dev=$(mountpoint -d "$MNT" 2>/dev/null) && echo 1 >"/sys/fs/fuse/connections/${dev#*:}/abort" || true
-        [ -z "$HANG" ] || kill -KILL "$HANG" 2>/dev/null || true
-        umount -l "$MNT" 2>/dev/null || true
-}
-on_exit release
+source "$SRCDIR/tests/lib/fuse-hang.sh"
 
 thp_set enabled madvise
 write_policy "$POLICY" "recheck_interval = 30; fight_threshold = 0; metrics_file = \"$TMP/thpguard.prom\";
 thp = { enabled = \"madvise\"; };"
 daemon_start
 
-"$FUSE_HANG" "$MNT" "$THP/enabled" always >"$TMP/hang.out" 2>&1 9>&- &
-HANG=$!
-wait_until 10 grep -q '^wrote' "$TMP/hang.out" || {
-        rc=0
-        kill -0 "$HANG" 2>/dev/null || wait "$HANG" || rc=$?
-        [ "$rc" = 77 ] && skip "cannot mount FUSE here: $(cat "$TMP/hang.out")"
-        fail "fuse-hang did not write: $(cat "$TMP/hang.out")"
-}
+fuse_hang_start wrote "$THP/enabled" always
 # The positive control: its command line cannot be read.
-rc=0
-timeout 2 cat "/proc/$HANG/cmdline" >/dev/null 2>&1 || rc=$?
-[ "$rc" = 124 ] || fail "test bug: a read of /proc/$HANG/cmdline did not block (rc $rc)"
+fuse_hang_blocks cmdline
 
 wait_log "msg=\"corrected enabled: always -> madvise \\(inotify; written by fuse-hang, pid $HANG[,)].* writer_comm=fuse-hang " 5
 ! grep "writer_pid=$HANG " "$TMP/daemon.log" | grep -q 'writer_cmdline=' || fail "a command line that cannot be read was recorded"
