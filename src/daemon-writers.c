@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,8 +45,16 @@ static bool same_writer(const TrackedKnob *rt, pid_t pid) {
                writer_pid_alive(rt->writer_dirfd);
 }
 
-static void look_up(Daemon *d, TrackedKnob *rt, pid_t pid) {
+/* The writer its pidfd stands for has exited. */
+static bool pidfd_exited(int pidfd) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+        return poll(&p, 1, 0) > 0;
+}
+
+static void look_up(Daemon *d, TrackedKnob *rt, const WriterEvent *ev) {
         _cleanup_close_ int rootfd = -EBADF;
+        pid_t pid = ev->pid;
 
         if (rt->writer_dirfd >= 0)
                 close(rt->writer_dirfd);
@@ -54,20 +63,29 @@ static void look_up(Daemon *d, TrackedKnob *rt, pid_t pid) {
         if (d->gate && writer_gate_find(d->gate, pid, &rt->writer))
                 return;
         rt->writer = (Writer){ .pid = pid, .exited = pid > 0 };
+        /* Gone when the event was read: /proc/PID may be another process's by now. */
+        if (ev->pid_gone || pid <= 0)
+                return;
         rootfd = open(d->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (rootfd < 0 || pid <= 0)
+        if (rootfd < 0)
                 return;
         rt->writer_dirfd = writer_open_pid(rootfd, pid);
         if (rt->writer_dirfd >= 0)
                 (void)writer_read_identity(rt->writer_dirfd, pid, &rt->writer);
+        /* What was read is the writer's only if the writer still lived after the reads. */
+        if (rt->writer_dirfd >= 0 && ev->pidfd >= 0 && pidfd_exited(ev->pidfd)) {
+                close(rt->writer_dirfd);
+                rt->writer_dirfd = -1;
+                rt->writer = (Writer){ .pid = pid, .exited = true };
+        }
 }
 
-static void note_write(Daemon *d, size_t i, pid_t pid) {
+static void note_write(Daemon *d, size_t i, const WriterEvent *ev) {
         TrackedKnob *rt = &d->knobs[i];
         char label[WRITER_LABEL_MAX];
 
-        if (!same_writer(rt, pid))
-                look_up(d, rt, pid);
+        if (!same_writer(rt, ev->pid))
+                look_up(d, rt, ev);
         rt->writer_fresh = true;
         rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
         writer_label(&rt->writer, label, sizeof(label));
@@ -100,7 +118,9 @@ static void drain(Daemon *d) {
                                 i = knob_of_file(d, st.st_dev, st.st_ino);
                         close(ev.fd);
                         if (i != SIZE_MAX)
-                                note_write(d, i, ev.pid);
+                                note_write(d, i, &ev);
+                        if (ev.pidfd >= 0)
+                                close(ev.pidfd);
                 }
         }
 }

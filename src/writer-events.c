@@ -7,6 +7,13 @@
 #include <sys/fanotify.h>
 #include <unistd.h>
 
+/* include/uapi/linux/fanotify.h, Linux 5.15: RHEL 8's headers predate it. */
+#ifndef FAN_REPORT_PIDFD
+#define FAN_REPORT_PIDFD          0x00000080
+#define FAN_EVENT_INFO_TYPE_PIDFD 4
+#define FAN_EPIDFD                -2
+#endif
+
 static int open_group(unsigned int class) {
         int fd = fanotify_init(class | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
 
@@ -14,7 +21,10 @@ static int open_group(unsigned int class) {
 }
 
 int writer_events_open(void) {
-        return open_group(FAN_CLASS_NOTIF);
+        int fd = open_group(FAN_CLASS_NOTIF | FAN_REPORT_PIDFD);
+
+        /* Before 5.15 the flag is EINVAL: the pid alone, then. */
+        return fd == -EINVAL ? open_group(FAN_CLASS_NOTIF) : fd;
 }
 
 int writer_events_open_gate(void) {
@@ -58,6 +68,10 @@ int writer_events_allow(int group_fd, int event_fd) {
  * metadata_len bytes of info records (FAN_REPORT_* groups only):
  *
  *   event_len=24 vers=3 metadata_len=24 mask=FAN_MODIFY fd=7 pid=4242
+ *
+ * With FAN_REPORT_PIDFD an info record follows: a header (type 4, pad,
+ * len 8) and the pidfd, FAN_NOPIDFD (-1) or FAN_EPIDFD (-2) when the
+ * writer had exited or the pidfd could not be made.
  */
 int writer_events_next(const void *buf, size_t len, size_t *offset, WriterEvent *ret) {
         struct fanotify_event_metadata m;
@@ -79,6 +93,25 @@ int writer_events_next(const void *buf, size_t len, size_t *offset, WriterEvent 
                 *ret = (WriterEvent){ .overflow = true, .fd = -1 };
                 return 1;
         }
-        *ret = (WriterEvent){ .permission = (m.mask & FAN_OPEN_PERM) != 0, .pid = m.pid, .fd = m.fd };
+        *ret = (WriterEvent){
+                .permission = (m.mask & FAN_OPEN_PERM) != 0, .pid = m.pid, .fd = m.fd, .pidfd = -1
+        };
+        for (size_t at = m.metadata_len; at + sizeof(struct fanotify_event_info_header) <= m.event_len;) {
+                const char *info = (const char *)buf + (*offset - m.event_len) + at;
+                struct fanotify_event_info_header h;
+                int32_t pidfd;
+
+                memcpy(&h, info, sizeof(h));
+                if (h.len < sizeof(h) || h.len > m.event_len - at)
+                        break;
+                if (h.info_type == FAN_EVENT_INFO_TYPE_PIDFD && h.len >= sizeof(h) + sizeof(pidfd)) {
+                        memcpy(&pidfd, info + sizeof(h), sizeof(pidfd));
+                        if (pidfd >= 0)
+                                ret->pidfd = pidfd;
+                        else
+                                ret->pid_gone = pidfd != FAN_EPIDFD;
+                }
+                at += h.len;
+        }
         return 1;
 }

@@ -24,7 +24,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The write group, non-blocking; the fd, or -errno (-EPERM without CAP_SYS_ADMIN). */
+/*
+ * The write group, non-blocking; the fd, or -errno (-EPERM without
+ * CAP_SYS_ADMIN). Where the kernel has FAN_REPORT_PIDFD (5.15), each event
+ * carries a pidfd of the writer, taken when the event is read: a writer
+ * gone by then is known to be gone, and its pid is never looked up (it may
+ * be another process's already).
+ */
 int writer_events_open(void);
 
 /* The open group, non-blocking; the fd, or -errno (-EINVAL where the kernel has no permission events). */
@@ -43,8 +49,10 @@ int writer_events_allow(int group_fd, int event_fd);
 typedef struct WriterEvent {
         bool overflow;   /* the kernel dropped events: writers were missed */
         bool permission; /* an open waiting for writer_events_allow() */
+        bool pid_gone;   /* FAN_REPORT_PIDFD said the writer had exited when the event was read */
         pid_t pid;       /* 0: a writer outside our PID namespace */
         int fd;          /* the file, opened for us; -1 with overflow. The caller closes it. */
+        int pidfd;       /* the writer, pinned; -1 when none came. The caller closes it. */
 } WriterEvent;
 
 /*

@@ -61,6 +61,45 @@ static void test_events_next(void **state) {
         assert_int_equal(offset, len);
 }
 
+/* FAN_REPORT_PIDFD: an info record with the writer's pidfd, or word that it had exited. */
+static void put_pidfd(char *buf, size_t at, int32_t pidfd) {
+        struct fanotify_event_info_header h = { .info_type = 4 /* FAN_EVENT_INFO_TYPE_PIDFD */, .len = 8 };
+
+        memcpy(buf + at, &h, sizeof(h));
+        memcpy(buf + at + sizeof(h), &pidfd, sizeof(pidfd));
+}
+
+static void test_events_pidfd(void **state) {
+        const size_t M = sizeof(struct fanotify_event_metadata);
+        char buf[256] = {};
+        size_t len = 0, offset = 0;
+        WriterEvent ev;
+
+        len = put_event(buf, len, M + 8, M, FAN_MODIFY, 7, 4242);
+        put_pidfd(buf, M, 9);
+        len = put_event(buf, len, M + 8, M, FAN_MODIFY, 8, 4243);
+        put_pidfd(buf, len - 8, -1); /* FAN_NOPIDFD: the writer had exited */
+        len = put_event(buf, len, M + 8, M, FAN_MODIFY, 10, 4244);
+        put_pidfd(buf, len - 8, -2); /* FAN_EPIDFD: no pidfd could be made; nothing is known */
+        len = put_event(buf, len, M, M, FAN_MODIFY, 11, 4245);
+
+        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(ev.pid, 4242);
+        assert_int_equal(ev.pidfd, 9);
+        assert_false(ev.pid_gone);
+        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(ev.pidfd, -1);
+        assert_true(ev.pid_gone);
+        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(ev.pidfd, -1);
+        assert_false(ev.pid_gone);
+        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(ev.pid, 4245);
+        assert_int_equal(ev.pidfd, -1);
+        assert_false(ev.pid_gone);
+        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 0);
+}
+
 static void test_events_malformed(void **state) {
         const size_t M = sizeof(struct fanotify_event_metadata);
         char buf[256] = {};
@@ -344,6 +383,7 @@ static void test_lookup_long_cgroup(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_events_next),
+                cmocka_unit_test(test_events_pidfd),
                 cmocka_unit_test(test_events_malformed),
                 cmocka_unit_test(test_label_and_describe),
                 cmocka_unit_test(test_fields),
