@@ -96,8 +96,13 @@ cmp -s "$R/usr/share/doc/thpguard/copyright" "$SRCDIR/packaging/debian/copyright
 n=0
 while read -r lib; do
         host=/${lib#"$R"/}
-        # dpkg knows a library by the path its package ships (/lib/... or /usr/lib/...): match the name.
-        pkg=$(dpkg -S "*/$(basename "$lib")" 2>/dev/null | head -n1 | cut -d: -f1 || true)
+        # dpkg knows a library by the path its package ships (/lib/... or /usr/lib/...): both are
+        # tried, whole, so that a namesake elsewhere (libc6-i386's /lib32/libm.so.6) is never taken.
+        pkg=
+        for path in "$host" "${host#/usr}" "/usr$host"; do
+                pkg=$(dpkg -S "$path" 2>/dev/null | head -n1 | cut -d: -f1 || true)
+                [ -z "$pkg" ] || break
+        done
         [ -n "$pkg" ] || fail "no Debian package owns $(basename "$lib") (the image's $host)"
         [ -s "$R/usr/share/doc/$pkg/copyright" ] || fail "the image has $host but not /usr/share/doc/$pkg/copyright"
         n=$((n + 1))
