@@ -417,7 +417,7 @@ int metrics_file_check_ours(const char *path, char *why, size_t size) {
 
 int metrics_write_file(const char *path, const MetricsSnapshot *s) {
         _cleanup_free_ char *text = NULL;
-        size_t len;
+        size_t len = 0;
         int r;
 
         r = metrics_render_string(s, &text, &len);

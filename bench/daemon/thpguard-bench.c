@@ -59,10 +59,15 @@
 #include "thpguard/procfs.h"
 #include "thpguard/sysfs.h"
 
-#define THP                 "/sys/kernel/mm/transparent_hugepage"
-#define ENABLED             THP "/enabled"
-#define DRIFTS              3000
-#define ROUNDS              60 /* per corrector and knob, of DRIFTS / ROUNDS drifts each */
+#define THP     "/sys/kernel/mm/transparent_hugepage"
+#define ENABLED THP "/enabled"
+/* -DDRIFTS=600 -DROUNDS=20 for a quick look; the README's figures use these. */
+#ifndef DRIFTS
+#define DRIFTS 3000
+#endif
+#ifndef ROUNDS
+#define ROUNDS 60 /* per corrector and knob, of DRIFTS / ROUNDS drifts each */
+#endif
 #define WARMUP              10 /* drifts at the start of each round, not counted */
 #define PLACED              10 /* drifts at the end of each round, timed apart: see Placement */
 #define STARTS              20
@@ -441,7 +446,7 @@ typedef struct Placement {
  * if where is given, by the CPU the corrector ran on (read after the timing).
  */
 static void drifts(const char *path, const char *foreign, const char *desired, int n, unsigned gap_usec,
-                   uint64_t *lat, uint64_t *lat_ret, pid_t corrector, Placement *where) {
+                   uint64_t *lat, uint64_t *lat_ret, uint64_t *lat_open, pid_t corrector, Placement *where) {
         int kfd = open(path, O_RDONLY | O_CLOEXEC);
         int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         char cur[32];
@@ -460,9 +465,19 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
                  * would time the observer, not the daemon. Its own wakeup is
                  * counted in, so the figure errs high.
                  */
+                /*
+                 * The open() comes first and apart: with writer attribution
+                 * the writer gate holds every open of a knob until it has
+                 * looked the opener up, before any drift exists. What that
+                 * costs the writer is timed on its own (lat_open).
+                 */
                 int writer_cpu = where ? sched_getcpu() : -1;
-                uint64_t t0 = now_ns(), t1, t2;
-                write_word(path, foreign);
+                uint64_t to = now_ns(), t0, t1, t2;
+                int wfd = open(path, O_WRONLY | O_CLOEXEC);
+
+                t0 = now_ns();
+                if (wfd < 0 || write(wfd, foreign, strlen(foreign)) < 0)
+                        perror(path), exit(1);
                 t1 = now_ns();
                 for (;;) {
                         read_active(kfd, cur, sizeof(cur));
@@ -471,8 +486,11 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
                         wait_modify(ino, t0);
                 }
                 t2 = now_ns();
+                close(wfd);
                 lat[i] = t2 - t0;
                 lat_ret[i] = t2 - t1;
+                if (lat_open)
+                        lat_open[i] = t0 - to;
                 if (where) {
                         int on_writer_cpu = writer_cpu >= 0 && last_cpu(corrector) == writer_cpu;
 
@@ -538,7 +556,8 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                                const char *foreign, const char *desired, unsigned gap_usec) {
         static const char *const logname[N_CORRECTORS] = { "floor.log", "attribution-off.log",
                                                            "attribution-on.log" };
-        uint64_t lat[N_CORRECTORS][DRIFTS], lat_ret[N_CORRECTORS][DRIFTS];
+        static uint64_t lat[N_CORRECTORS][DRIFTS], lat_ret[N_CORRECTORS][DRIFTS],
+            lat_open[N_CORRECTORS][DRIFTS];
         uint64_t warm[WARMUP], warm_ret[WARMUP], placed[PLACED], placed_ret[PLACED], ready_ns;
         const char *knob = strrchr(path, '/') + 1;
         char conf[256], state[N_CORRECTORS][768], now[768], cur[32];
@@ -573,10 +592,11 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                         if (now[0] == '!')
                                 fprintf(stderr, "%s is not running as asked, stopping\n", corrector_name[c]),
                                     exit(1);
-                        drifts(path, foreign, desired, WARMUP, gap_usec, warm, warm_ret, pid, NULL);
+                        drifts(path, foreign, desired, WARMUP, gap_usec, warm, warm_ret, NULL, pid, NULL);
                         drifts(path, foreign, desired, per_round, gap_usec, lat[c] + r * per_round,
-                               lat_ret[c] + r * per_round, pid, NULL);
-                        drifts(path, foreign, desired, PLACED, gap_usec, placed, placed_ret, pid, &where[c]);
+                               lat_ret[c] + r * per_round, lat_open[c] + r * per_round, pid, NULL);
+                        drifts(path, foreign, desired, PLACED, gap_usec, placed, placed_ret, NULL, pid,
+                               &where[c]);
                         stop_daemon(pid);
                 }
         for (int c = 0; c < N_CORRECTORS; c++) {
@@ -588,9 +608,13 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                            : "");
                 qsort(lat[c], DRIFTS, sizeof(lat[c][0]), cmp_u64);
                 qsort(lat_ret[c], DRIFTS, sizeof(lat_ret[c][0]), cmp_u64);
+                qsort(lat_open[c], DRIFTS, sizeof(lat_open[c][0]), cmp_u64);
         }
-        for (int c = 0; c < N_CORRECTORS; c++)
+        for (int c = 0; c < N_CORRECTORS; c++) {
                 print_drift_lines(knob, corrector_name[c], lat[c], lat_ret[c]);
+                printf("  the writer's open() of %s beforehand:  median %.1f us, p99 %.1f us\n", knob,
+                       lat_open[c][DRIFTS / 2] / 1e3, lat_open[c][DRIFTS * 99 / 100] / 1e3);
+        }
         for (int c = 0; c < N_CORRECTORS; c++) {
                 Placement *w = &where[c];
 
