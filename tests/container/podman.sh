@@ -127,8 +127,10 @@ for t in /proc/"$pid"/task/*; do
         grep -q '^NoNewPrivs:[[:space:]]*1$' "$t/status" || fail "the pod's daemon, thread ${t##*/}: NoNewPrivs is not 1"
         grep -q '^Seccomp:[[:space:]]*2$' "$t/status" || fail "the pod's daemon, thread ${t##*/}: Seccomp is not 2"
 done
-podman logs "$NAME" 2>&1 | grep -q 'msg="confined: Landlock ABI [0-9]*, seccomp filter"' ||
-        { podman logs "$NAME" >&2; fail "the pod's daemon did not confine itself with Landlock and seccomp"; }
+# Into a file, not a pipe into grep -q: under pipefail, podman logs killed by SIGPIPE would fail it.
+podman logs "$NAME" >"$TMP/pod.log" 2>&1
+grep -q 'msg="confined: Landlock ABI [0-9]*, seccomp filter"' "$TMP/pod.log" ||
+        { cat "$TMP/pod.log" >&2; fail "the pod's daemon did not confine itself with Landlock and seccomp"; }
 echo "1. started: policy applied, readiness and liveness pass; $(ls /proc/"$pid"/task | wc -l) threads, no capability, NoNewPrivs 1, Seccomp 2"
 
 # 2. A foreign write on the host, seen through the bind mount and corrected.

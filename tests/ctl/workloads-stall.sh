@@ -1,31 +1,19 @@
 #!/bin/bash
 # thpguardctl workloads while a process blocks every reader of its own
-# /proc/PID/smaps_rollup (tests/helpers/fuse-stall: a FUSE read that is never
-# answered, faulted in under the memory lock, and a writer of that lock
-# queued behind it): the command still ends, within the per-process bound,
+# /proc/PID/smaps_rollup (tests/helpers/fuse-hang: a FUSE page never served,
+# read through /proc/self/mem under the memory lock, and a thread queued in
+# mmap() behind it): the command still ends, within the per-process bound,
 # and names the stalled process instead of hanging on it.
 #
 # The stalled process lives only for this test's few seconds: anything
 # else on the machine that reads its files (ps, pgrep, thpguardctl watch)
 # waits until then, so CTest runs it alone (RUN_SERIAL).
+. "$SRCDIR/tests/lib/mount-ns.sh"
+own_mount_namespace "$0" "$@"
 . "$(dirname "$0")/lib.sh"
-: "${FUSE_STALL:?FUSE_STALL is not set: run this test through ctest}"
-[ "$(id -u)" = 0 ] || skip "mounting the FUSE file system needs root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-
-mnt=$TMP/fuse
-mkdir -p "$mnt"
-"$FUSE_STALL" "$mnt" >"$TMP/stall.out" 2>"$TMP/stall.err" 9>&- &
-helper=$!
-# Last added runs first: the stalled process goes, then its mount.
-on_exit "umount -l '$mnt' 2>/dev/null || true"
-on_exit "kill -KILL $helper 2>/dev/null || true; wait $helper 2>/dev/null || true"
-stalled_line() { grep -q '^stalled [0-9]*$' "$TMP/stall.out"; }
-if ! wait_until 10 stalled_line 2>/dev/null; then
-        kill -0 "$helper" 2>/dev/null || skip "fuse-stall could not set up: $(cat "$TMP/stall.err")"
-        fail "fuse-stall did not say it stalled: $(cat "$TMP/stall.out" "$TMP/stall.err")"
-fi
-pid=$(awk '/^stalled/ { print $2 }' "$TMP/stall.out")
+source "$SRCDIR/tests/lib/fuse-hang.sh"
+fuse_hang_start ready
+pid=$HANG
 # The stall is real: a plain reader of its smaps_rollup waits.
 rc=0
 timeout 2 cat "/proc/$pid/smaps_rollup" >/dev/null 2>&1 || rc=$?

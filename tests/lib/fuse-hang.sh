@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# A process that holds its own memory lock (tests/ctl/fuse-hang.c, $FUSE_HANG):
+# A process that holds its own memory lock (tests/helpers/fuse-hang.c, $FUSE_HANG):
 # every reader of its /proc/PID/cmdline, smaps_rollup or mem waits for good.
 # Call it in a private mount namespace (mount-ns.sh), after test.sh.
 
