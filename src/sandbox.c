@@ -422,6 +422,8 @@ static int daemon_paths(const SandboxDaemon *d, char dirs[][PATH_MAX], SandboxPa
         if (d->listed_dir)
                 paths[n++] = (SandboxPath){ d->listed_dir, SANDBOX_LIST };
         paths[n++] = (SandboxPath){ d->knob_dir, d->knobs_read_only ? SANDBOX_READ : SANDBOX_WRITE_FILES };
+        /* json-c before 0.16 seeds its hash from /dev/urandom, not getrandom() (Debian 11, RHEL 8). */
+        paths[n++] = (SandboxPath){ "/dev/urandom", SANDBOX_READ };
         for (size_t i = 0; i < d->n_written_files + d->n_read_files; i++) {
                 bool written = i < d->n_written_files;
 
@@ -436,7 +438,7 @@ static int daemon_paths(const SandboxDaemon *d, char dirs[][PATH_MAX], SandboxPa
 
 int sandbox_confine_daemon_files(const SandboxDaemon *d, SandboxResult *ret) {
         char dirs[3 + SANDBOX_DAEMON_FILES_MAX][PATH_MAX];
-        SandboxPath paths[5 + SANDBOX_DAEMON_FILES_MAX];
+        SandboxPath paths[6 + SANDBOX_DAEMON_FILES_MAX];
         size_t n;
         int r;
 
