@@ -20,6 +20,7 @@
 
 #include "daemon-internal.h"
 #include "thpguard/writer-events.h"
+#include "thpguard/writer-groups.h"
 
 /*
  * How long a record of an inotify-seen drift waits for its writer's
@@ -284,13 +285,20 @@ void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret) {
 }
 
 /*
- * At startup, while we still may: both groups. The capabilities are
- * dropped right after, by daemon_new(), whether the groups could be had
- * or not.
+ * At startup, while we still may: both groups, from the unit's file
+ * descriptor store or opened here. The capabilities are dropped right
+ * after, by daemon_new(), whether the groups could be had or not.
  */
 void daemon_open_writer_events(Daemon *d) {
+        WriterGroups g;
+        int r;
+
         d->self_pid = getpid();
-        d->write_fd = writer_events_open();
+        r = writer_groups_take_stored(&g);
+        if (r <= 0)
+                writer_groups_open(&g);
+        d->write_fd = g.write_fd;
+        d->gate_fd = g.open_fd;
         if (d->write_fd < 0) {
                 log_plain(&d->log, LOG_INFO,
                           "writer attribution is off: fanotify_init: %s%s; drifts are corrected as "
@@ -298,7 +306,6 @@ void daemon_open_writer_events(Daemon *d) {
                           strerror(-d->write_fd), d->write_fd == -EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
                 return;
         }
-        d->gate_fd = writer_events_open_gate();
         if (d->gate_fd < 0)
                 log_plain(&d->log, LOG_INFO,
                           "the kernel has no fanotify permission events (%s): writers are looked up after "

@@ -1,12 +1,16 @@
 #!/bin/bash
-# What the daemon keeps, under the shipped unit's exact bounding set
-# (CAP_SYS_ADMIN for fanotify, CAP_SETPCAP to empty the set), not only as
-# full root:
-#   1. every thread of the running daemon and of its writer gate (a child
-#      process with a thread of its own) has every capability set zero, the
-#      bounding set included,
-#      NoNewPrivs 1 and a seccomp filter (Seccomp: 2); a reload re-reads
-#      the policy and rewrites the metrics file while confined;
+# What the daemon keeps, started as the shipped unit starts it (no
+# capability at all, an empty bounding set, locked securebits, its fanotify
+# groups passed in at fds 3 and 4 as the unit's ExecStartPre= leaves them
+# in the fd store) and as it is started by hand or in a pod (CAP_SYS_ADMIN
+# to open the groups itself, CAP_SETPCAP to empty its bounding set), not
+# only as full root:
+#   1. in both, every thread of the running daemon and of its writer gate
+#      (a child process with a thread of its own) has every capability set
+#      zero, the bounding set included, NoNewPrivs 1 and a seccomp filter
+#      (Seccomp: 2); the daemon holds its two fanotify groups and the gate
+#      names a one-shot writer; a reload re-reads the policy and rewrites
+#      the metrics file while confined;
 #   2. under the old unit's set (CAP_SYS_ADMIN alone) the daemon refuses to
 #      start, saying the bounding set cannot be emptied;
 #   3. a program doing the daemon's drop and then execve() regains nothing;
@@ -26,7 +30,11 @@ source "$SRCDIR/tests/lib/daemon.sh"
 real_sysfs_begin
 need setpriv util-linux
 need strace strace
-UNIT_SET=-all,+sys_admin,+setpcap
+# By hand or in a pod: what the daemon needs to open its groups and drop the rest.
+HAND_SET=-all,+sys_admin,+setpcap
+# The unit: nothing, with the securebits it sets (SecureBits=) and no-new-privs.
+unit_start=("$UNIT_EXEC" setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all --no-new-privs
+        --securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,+keep_caps_locked)
 
 # status_of FILE FIELD: a field of a /proc status file.
 status_of() { sed -n "s/^$2:[[:space:]]*//p" "$1"; }
@@ -39,31 +47,52 @@ thp = { enabled = \"madvise\"; };"
 thp_set enabled madvise
 
 # ---- 1. The running daemon, every thread ----
-daemon_start_cmd setpriv --bounding-set=$UNIT_SET "$THPGUARDD" --config "$POLICY" --log-target=console
-wait_until 5 test -f "$M" || fail "no metrics file"
-gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate) || fail "no writer gate: $(cat "$TMP/daemon.log")"
-tasks=(/proc/$DAEMON_PID/task/* /proc/$gate/task/*)
-[ "${#tasks[@]}" -ge 3 ] || fail "${#tasks[@]} thread(s) in the daemon and its gate, want the loop, the gate and its reader"
-for t in "${tasks[@]}"; do
-        for f in CapInh CapPrm CapEff CapBnd CapAmb; do
-                v=$(status_of "$t/status" $f)
-                [ "$v" = 0000000000000000 ] || fail "thread ${t##*/}: $f is $v, want 0"
+# running_daemon_check HOW CMD...: the daemon started through CMD on the
+# madvise policy, checked; it leaves the policy at never.
+running_daemon_check() {
+        local how=$1 gate tasks t f v groups
+        shift
+        write_policy "$POLICY" "recheck_interval = 30; fight_threshold = 0;
+metrics_file = \"$M\";
+thp = { enabled = \"madvise\"; };"
+        thp_set enabled madvise
+        rm -f "$M"
+        daemon_start_cmd "$@"
+        set -- "$how"
+        wait_until 5 test -f "$M" || fail "$1: no metrics file"
+        gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate) || fail "$1: no writer gate: $(cat "$TMP/daemon.log")"
+        tasks=(/proc/$DAEMON_PID/task/* /proc/$gate/task/*)
+        [ "${#tasks[@]}" -ge 3 ] || fail "$1: ${#tasks[@]} thread(s) in the daemon and its gate, want the loop, the gate and its reader"
+        for t in "${tasks[@]}"; do
+                for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+                        v=$(status_of "$t/status" $f)
+                        [ "$v" = 0000000000000000 ] || fail "$1: thread ${t##*/}: $f is $v, want 0"
+                done
+                [ "$(status_of "$t/status" NoNewPrivs)" = 1 ] || fail "$1: thread ${t##*/}: NoNewPrivs is not 1"
+                [ "$(status_of "$t/status" Seccomp)" = 2 ] || fail "$1: thread ${t##*/}: Seccomp is $(status_of "$t/status" Seccomp), want 2"
         done
-        [ "$(status_of "$t/status" NoNewPrivs)" = 1 ] || fail "thread ${t##*/}: NoNewPrivs is not 1"
-        [ "$(status_of "$t/status" Seccomp)" = 2 ] || fail "thread ${t##*/}: Seccomp is $(status_of "$t/status" Seccomp), want 2"
-done
-echo "threads ${#tasks[@]} (daemon and gate): every capability set 0, NoNewPrivs 1, Seccomp 2"
-grep -q 'msg="confined: Landlock ABI [0-9]*, seccomp filter"' "$TMP/daemon.log" ||
-        grep -q 'Landlock is not available' "$TMP/daemon.log" || fail "no confinement line: $(cat "$TMP/daemon.log")"
-# Reload while confined: the policy is re-read, the metrics file renamed into place again.
-before=$(stat -c %i "$M")
-write_policy "$POLICY" "recheck_interval = 30; fight_threshold = 0;
+        groups=$(find "/proc/$DAEMON_PID/fd" -lname 'anon_inode:\[fanotify\]' | wc -l)
+        [ "$groups" = 2 ] || fail "$1: the daemon holds $groups fanotify groups, want 2: $(cat "$TMP/daemon.log")"
+        echo "$1: threads ${#tasks[@]} (daemon and gate): every capability set 0, NoNewPrivs 1, Seccomp 2; 2 fanotify groups"
+        grep -q 'msg="confined: Landlock ABI [0-9]*, seccomp filter"' "$TMP/daemon.log" ||
+                grep -q 'Landlock is not available' "$TMP/daemon.log" || fail "$1: no confinement line: $(cat "$TMP/daemon.log")"
+        # A one-shot writer, reaped at once, is named: the groups work without any capability.
+        sh -c "echo always > '$THP/enabled'"
+        thp_wait_for enabled madvise 5 || fail "$1: the one-shot writer's drift was not corrected"
+        wait_until 5 grep -q 'writer_comm=sh' "$TMP/daemon.log" ||
+                fail "$1: the one-shot writer is not named: $(cat "$TMP/daemon.log")"
+        # Reload while confined: the policy is re-read, the metrics file renamed into place again.
+        before=$(stat -c %i "$M")
+        write_policy "$POLICY" "recheck_interval = 30; fight_threshold = 0;
 metrics_file = \"$M\";
 thp = { enabled = \"never\"; };"
-kill -HUP "$DAEMON_PID"
-thp_wait_for enabled never 10 || fail "the reload was not applied while confined: $(cat "$TMP/daemon.log")"
-wait_until 5 sh -c '[ "$(stat -c %i "$1")" != "$2" ]' _ "$M" "$before" || fail "the metrics file was not rewritten after the reload"
-daemon_stop
+        kill -HUP "$DAEMON_PID"
+        thp_wait_for enabled never 10 || fail "$1: the reload was not applied while confined: $(cat "$TMP/daemon.log")"
+        wait_until 5 sh -c '[ "$(stat -c %i "$1")" != "$2" ]' _ "$M" "$before" || fail "$1: the metrics file was not rewritten after the reload"
+        daemon_stop
+}
+running_daemon_check "as the unit starts it" "${unit_start[@]}" -- "$THPGUARDD" --config "$POLICY" --log-target=console
+running_daemon_check "by hand" setpriv --bounding-set=$HAND_SET "$THPGUARDD" --config "$POLICY" --log-target=console
 thp_set enabled madvise
 
 # ---- 2. The old unit's set: refused, in one line ----
@@ -72,7 +101,7 @@ expect_rc 1
 expect_err 'bounding set keeps 0x200000: emptying it takes CAP_SETPCAP'
 
 # ---- 3. The drop, then execve(): nothing comes back ----
-run setpriv --bounding-set=$UNIT_SET "$CONFINE" drop /bin/cat /proc/self/status
+run setpriv --bounding-set=$HAND_SET "$CONFINE" drop /bin/cat /proc/self/status
 expect_rc 0
 for f in CapInh CapPrm CapEff CapBnd CapAmb; do
         v=$(out | sed -n "s/^$f:[[:space:]]*//p")
@@ -87,7 +116,7 @@ expect_err 'bounding set keeps 0x200000'
 for mode in --check-config --verify --once --alive; do
         rc=0
         strace -f -qq -o "$TMP/oneshot.trace" -e trace=capset,prctl,openat,open,landlock_restrict_self \
-                setpriv --bounding-set=$UNIT_SET "$THPGUARDD" $mode --config "$POLICY" >/dev/null 2>&1 || rc=$?
+                setpriv --bounding-set=$HAND_SET "$THPGUARDD" $mode --config "$POLICY" >/dev/null 2>&1 || rc=$?
         first_open=$(grep -n "thpguard.conf\"" "$TMP/oneshot.trace" | head -1 | cut -d: -f1)
         capset=$(grep -n 'capset(' "$TMP/oneshot.trace" | tail -1 | cut -d: -f1)
         nnp=$(grep -n 'prctl(PR_SET_NO_NEW_PRIVS, 1' "$TMP/oneshot.trace" | tail -1 | cut -d: -f1)

@@ -12,7 +12,10 @@
 #  container's namespaces (nsenter -t <its PID 1> -a: with --register=no
 #  there is no machined, so neither machinectl nor systemd-run --machine);
 #     (and that a service opted out through a thpguardctl exec drop-in runs
-#     with THP_enabled: 0 under that systemd);
+#     with THP_enabled: 0 under that systemd; and that the daemon runs with
+#     no capability at all, its fanotify groups handed over by the unit's
+#     privileged ExecStartPre= through the fd store, and names a one-shot
+#     writer);
 #  7. power it off, restore the host's knobs, and check that no process and
 #  no cgroup is left behind.
 set -euo pipefail
@@ -138,9 +141,14 @@ cleanup() {
 }
 on_exit cleanup
 
-echo "booting: systemd-nspawn -D $run --register=no --keep-unit --console=passive -b --bind=/sys/kernel/mm/transparent_hugepage"
-systemd-nspawn -D "$run" --register=no --keep-unit --console=passive -b \
-        --bind=/sys/kernel/mm/transparent_hugepage >"$results/console.log" 2>&1 </dev/null 9>&- &
+# The container keeps CAP_SYS_ADMIN and may call fanotify_init(), as a
+# host's systemd may: the unit's ExecStartPre= needs both for writer
+# attribution (nspawn's own capability set and seccomp filter refuse it).
+nspawn_args=(-D "$run" --register=no --keep-unit --console=passive -b
+        --capability=CAP_SYS_ADMIN --system-call-filter='fanotify_init fanotify_mark'
+        --bind=/sys/kernel/mm/transparent_hugepage)
+echo "booting: systemd-nspawn ${nspawn_args[*]}"
+systemd-nspawn "${nspawn_args[@]}" >"$results/console.log" 2>&1 </dev/null 9>&- &
 ns_pid=$!
 # The container's PID 1 is systemd-nspawn's child.
 for ((i = 0; i < 200; i++)); do
@@ -181,6 +189,28 @@ status=$(prop thpguardd StatusText)
 [[ $status == enforcing\ * ]] || fail "StatusText is '$status', expected the READY status 'enforcing ...'"
 main_pid=$(prop thpguardd MainPID)
 echo "ok: thpguardd active (running), MainPID $main_pid, status '$status'"
+
+# No capability at any time, and the fanotify groups from the fd store.
+# daemon_privileges PID: the daemon's sets are empty, no-new-privs and
+# seccomp are on, it holds both groups, and none is left in the store.
+daemon_privileges() {
+        local st groups
+        st=$(inside cat "/proc/$1/status")
+        for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+                echo "$st" | grep -qx "$f:[[:space:]]*0000000000000000" ||
+                        fail "thpguardd (pid $1) has $(echo "$st" | grep "^$f:")"
+        done
+        echo "$st" | grep -qx $'NoNewPrivs:\t1' || fail "thpguardd (pid $1): $(echo "$st" | grep NoNewPrivs)"
+        echo "$st" | grep -qx $'Seccomp:\t2' || fail "thpguardd (pid $1): $(echo "$st" | grep '^Seccomp:')"
+        groups=$(inside find "/proc/$1/fd" -lname 'anon_inode:\[fanotify\]' | wc -l)
+        [ "$groups" -eq 2 ] || fail "thpguardd (pid $1) holds $groups fanotify groups, want 2 (from ExecStartPre=)"
+        [ "$(prop thpguardd NFileDescriptorStore)" = 0 ] ||
+                fail "the fd store still holds $(prop thpguardd NFileDescriptorStore) fds: the daemon did not take its groups out"
+}
+daemon_privileges "$main_pid"
+inside journalctl --no-pager -u thpguardd -o cat | grep -q 'writer attribution is off' &&
+        fail "thpguardd says writer attribution is off: $(inside journalctl --no-pager -u thpguardd -o cat | grep 'attribution')"
+echo "ok: thpguardd runs with every capability set 0 (bounding set too), NoNewPrivs 1, seccomp; its 2 fanotify groups came from ExecStartPre= and left the fd store"
 
 # The opted-out service: thpguardctl exec became the service's own program
 # (same PID, so MainPID and Type= hold), and it runs with THP disabled.
@@ -307,6 +337,21 @@ for ((i = 0; i < 100; i++)); do
 done
 [ -n "$entry" ] || fail "the host drift's correction is not in the journal"
 echo "ok: host drift corrected: $(echo "$entry" | jq -r .MESSAGE)"
+
+# After the restart too: a one-shot writer inside the container, reaped at
+# once, is named (the writer gate holds its open while it is looked up).
+daemon_privileges "$main_pid"
+inside sh -c 'echo always > /sys/kernel/mm/transparent_hugepage/enabled'
+thp_wait_for enabled never 2 || fail "the one-shot writer's drift was not corrected"
+for ((i = 0; i < 100; i++)); do
+        entry=$(journal MESSAGE_ID="$CORRECTED" THPGUARD_KNOB=enabled THPGUARD_WRITER_COMM=sh | tail -n 1)
+        [ -n "$entry" ] && break
+        sleep 0.05
+done
+[ -n "$entry" ] || fail "the one-shot writer is not named in the journal: $(journal MESSAGE_ID="$CORRECTED" THPGUARD_KNOB=enabled | tail -n 1)"
+echo "$entry" | jq -e '(.THPGUARD_WRITER_PID | tonumber > 0) and (.THPGUARD_WRITER_EXITED // "0") == "0"' >/dev/null ||
+        fail "the one-shot writer's record lacks its pid or says exited: $entry"
+echo "ok: a one-shot writer named under the unit: $(echo "$entry" | jq -r '"\(.MESSAGE) [pid \(.THPGUARD_WRITER_PID), unit \(.THPGUARD_WRITER_UNIT // "-")]"')"
 
 # systemctl stop is clean: exit 0, Result=success, and the knobs stay.
 inside systemctl stop thpguardd || fail "systemctl stop thpguardd failed"

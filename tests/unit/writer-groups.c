@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fanotify groups through systemd's fd store: what thpguard-writer-groups
+ * sends (FDSTORE=1 with a name, the fd attached) and what the daemon takes
+ * from LISTEN_FDS (only fanotify groups under our names, then FDSTOREREMOVE=1).
+ * The service manager is played by a datagram socket at $NOTIFY_SOCKET.
+ * fanotify_init() needs CAP_SYS_ADMIN: the cases that need a real group are
+ * skipped without it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/fanotify.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <systemd/sd-daemon.h>
+
+#include "thpguard/writer-events.h"
+#include "thpguard/writer-groups.h"
+
+typedef struct Manager {
+        char dir[32];
+        char path[64];
+        int fd;
+} Manager;
+
+/* A stand-in for the service manager's notification socket, set as $NOTIFY_SOCKET. */
+static void manager_start(Manager *m) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+        snprintf(m->dir, sizeof(m->dir), "/tmp/writer-groups.XXXXXX");
+        assert_non_null(mkdtemp(m->dir));
+        snprintf(m->path, sizeof(m->path), "%s/notify", m->dir);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", m->path);
+        m->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        assert_true(m->fd >= 0);
+        assert_int_equal(bind(m->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(setenv("NOTIFY_SOCKET", m->path, 1), 0);
+}
+
+static void manager_stop(Manager *m) {
+        unsetenv("NOTIFY_SOCKET");
+        close(m->fd);
+        unlink(m->path);
+        rmdir(m->dir);
+}
+
+/* The next message, and the fd it carried (-1 if none); false when none is queued. */
+static bool manager_receive(Manager *m, char *text, size_t size, int *ret_fd) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * 4)];
+        } control = {};
+        struct iovec iov = { .iov_base = text, .iov_len = size - 1 };
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control)
+        };
+        ssize_t n = recvmsg(m->fd, &mh, MSG_CMSG_CLOEXEC);
+
+        if (n < 0)
+                return false;
+        text[n] = '\0';
+        *ret_fd = -1;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
+        return true;
+}
+
+static bool fd_open(int fd) {
+        return fcntl(fd, F_GETFD) >= 0;
+}
+
+/* Puts fds[] at 3, 4, ... as systemd passes them, with LISTEN_* naming them. */
+static void pass_fds(int *fds, int n, const char *names) {
+        char buf[32];
+
+        /* Out of the way first: a new fd may already sit at 3 or 4. */
+        for (int i = 0; i < n; i++) {
+                int high = fcntl(fds[i], F_DUPFD, 10);
+
+                assert_true(high >= 10);
+                close(fds[i]);
+                fds[i] = high;
+        }
+        for (int i = 0; i < n; i++) {
+                assert_int_equal(dup2(fds[i], SD_LISTEN_FDS_START + i), SD_LISTEN_FDS_START + i);
+                close(fds[i]);
+        }
+        snprintf(buf, sizeof(buf), "%d", n);
+        setenv("LISTEN_FDS", buf, 1);
+        snprintf(buf, sizeof(buf), "%d", (int)getpid());
+        setenv("LISTEN_PID", buf, 1);
+        setenv("LISTEN_FDNAMES", names, 1);
+}
+
+static int group_or_skip(void) {
+        int fd = writer_events_open();
+
+        if (fd == -EPERM)
+                skip(); /* no CAP_SYS_ADMIN */
+        assert_true(fd >= 0);
+        return fd;
+}
+
+static int setup(void **state) {
+        (void)state;
+        /* Where systemd would pass fds; whatever a test runner left there is not ours to keep. */
+        close(SD_LISTEN_FDS_START);
+        close(SD_LISTEN_FDS_START + 1);
+        return 0;
+}
+
+static int teardown(void **state) {
+        (void)state;
+        close(SD_LISTEN_FDS_START);
+        close(SD_LISTEN_FDS_START + 1);
+        unsetenv("LISTEN_FDS");
+        unsetenv("LISTEN_PID");
+        unsetenv("LISTEN_FDNAMES");
+        return 0;
+}
+
+static void test_take_nothing_passed(void **state) {
+        WriterGroups g = { .write_fd = 99, .open_fd = 99 };
+
+        (void)state;
+        assert_int_equal(writer_groups_take_stored(&g), 0);
+        assert_int_equal(g.write_fd, 99); /* untouched when nothing came */
+}
+
+/* Under our names but not fanotify groups, or under another name: closed, never used. */
+static void test_take_refuses_other_fds(void **state) {
+        int fds[2] = { eventfd(0, 0), eventfd(0, 0) };
+        WriterGroups g = { .write_fd = 99, .open_fd = 99 };
+
+        (void)state;
+        pass_fds(fds, 2, WRITER_GROUP_FDNAME_WRITE ":stranger");
+        assert_int_equal(writer_groups_take_stored(&g), 0);
+        assert_int_equal(g.write_fd, 99);
+        assert_false(fd_open(SD_LISTEN_FDS_START));
+        assert_false(fd_open(SD_LISTEN_FDS_START + 1));
+        assert_null(getenv("LISTEN_FDS")); /* unset: nothing later takes them again */
+}
+
+static void test_take_groups_and_unstore(void **state) {
+        Manager m;
+        int fds[2], fd;
+        WriterGroups g;
+        char text[256];
+
+        (void)state;
+        fds[0] = group_or_skip();
+        fds[1] = writer_events_open_gate();
+        assert_true(fds[1] >= 0);
+        /* Passed in either order: the names say which is which. */
+        pass_fds(fds, 2, WRITER_GROUP_FDNAME_OPEN ":" WRITER_GROUP_FDNAME_WRITE);
+        manager_start(&m);
+        assert_int_equal(writer_groups_take_stored(&g), 1);
+        assert_int_equal(g.open_fd, SD_LISTEN_FDS_START);
+        assert_int_equal(g.write_fd, SD_LISTEN_FDS_START + 1);
+        assert_int_equal(fcntl(g.write_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        assert_int_equal(fcntl(g.open_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        assert_true(manager_receive(&m, text, sizeof(text), &fd));
+        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITER_GROUP_FDNAME_OPEN);
+        assert_true(manager_receive(&m, text, sizeof(text), &fd));
+        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITER_GROUP_FDNAME_WRITE);
+        assert_false(manager_receive(&m, text, sizeof(text), &fd));
+        manager_stop(&m);
+}
+
+/* The open group alone is no use: the gate names writers for the write group's records. */
+static void test_take_open_group_alone(void **state) {
+        int fds[1];
+        WriterGroups g = { .write_fd = 99, .open_fd = 99 };
+
+        (void)state;
+        close(group_or_skip());
+        fds[0] = writer_events_open_gate();
+        assert_true(fds[0] >= 0);
+        pass_fds(fds, 1, WRITER_GROUP_FDNAME_OPEN);
+        assert_int_equal(writer_groups_take_stored(&g), 0);
+        assert_false(fd_open(SD_LISTEN_FDS_START));
+}
+
+static void test_store_sends_named_groups(void **state) {
+        Manager m;
+        WriterGroups g;
+        char text[256];
+        int fd;
+
+        (void)state;
+        close(group_or_skip());
+        manager_start(&m);
+        assert_int_equal(writer_groups_store(&g), 0);
+        assert_true(manager_receive(&m, text, sizeof(text), &fd));
+        assert_string_equal(text, "FDSTORE=1\nFDNAME=" WRITER_GROUP_FDNAME_WRITE);
+        assert_true(fd >= 0);
+        /* A fanotify group answers FAN_MARK_FLUSH. */
+        assert_int_equal(fanotify_mark(fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL), 0);
+        close(fd);
+        assert_true(manager_receive(&m, text, sizeof(text), &fd));
+        assert_string_equal(text, "FDSTORE=1\nFDNAME=" WRITER_GROUP_FDNAME_OPEN);
+        assert_int_equal(fanotify_mark(fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL), 0);
+        close(fd);
+        manager_stop(&m);
+}
+
+static void test_store_without_manager(void **state) {
+        WriterGroups g;
+
+        (void)state;
+        close(group_or_skip());
+        unsetenv("NOTIFY_SOCKET");
+        assert_int_equal(writer_groups_store(&g), -ENOTCONN);
+        assert_int_equal(g.write_fd, -ENOTCONN);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_take_nothing_passed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_refuses_other_fds, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_groups_and_unstore, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_open_group_alone, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_store_sends_named_groups, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_store_without_manager, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
