@@ -77,10 +77,8 @@ distro_unreachable() {
 # distro_fail_fetch RELEASE WHAT LOG: the failure line for a tree that could
 # not be made, saying so plainly when the archive was out of reach.
 distro_fail_fetch() {
-        local mirror
-        mirror=$(debian_mirror)
         if distro_unreachable "$3"; then
-                echo "cannot fetch Debian $(distro_number "$1") ($1) from $mirror: the archive is unreachable ($2; see $3)"
+                echo "cannot fetch Debian $(distro_number "$1") ($1) from $(debian_mirror_said): the archive is unreachable ($2; see $3)"
         else
                 echo "$2 failed (see $3)"
         fi
@@ -110,8 +108,8 @@ distro_tree() {
         distro_remove "$tmp"
         case $kind in
         base)
-                echo "== $(date +%T) debootstrap --variant=minbase $rel from $mirror" >>"$log"
-                if ! debootstrap --variant=minbase --cache-dir="$dir/archives" "$rel" "$tmp" "$mirror" \
+                echo "== $(date +%T) debootstrap --variant=minbase $rel from $(debian_mirror_said)" >>"$log"
+                if ! debootstrap --variant=minbase --cache-dir="$dir/archives" "$rel" "$tmp" ${mirror:+"$mirror"} \
                         >>"$log" 2>&1 </dev/null; then
                         distro_remove "$tmp"
                         distro_fail_fetch "$rel" "debootstrap of $rel" "$log" >&2

@@ -72,14 +72,14 @@ pkg_tree() {
         if [ ! -x "$cache/lib/systemd/systemd" ]; then
                 mirror=$(debian_mirror)
                 log=$PKG_WORK/debootstrap-$key.log
-                echo "debootstrap --variant=minbase --include=$includes bookworm ($mirror); about a minute, once" >&2
+                echo "debootstrap --variant=minbase --include=$includes bookworm ($(debian_mirror_said)); about a minute, once" >&2
                 pkg_tree_remove "$cache.tmp"
-                if ! debootstrap --variant=minbase --include="$includes" bookworm "$cache.tmp" "$mirror" \
+                if ! debootstrap --variant=minbase --include="$includes" bookworm "$cache.tmp" ${mirror:+"$mirror"} \
                         >"$log" 2>&1 </dev/null 9>&-; then
                         tail -n 5 "$log" >&2
                         pkg_tree_remove "$cache.tmp"
                         if grep -qiE 'Failed getting release file|Couldn.t download|Temporary failure|unable to fetch|Could not resolve' "$log"; then
-                                skip "debootstrap cannot reach the Debian archive at $mirror (see $log)"
+                                skip "debootstrap cannot reach the Debian archive at $(debian_mirror_said) (see $log)"
                         fi
                         fail "debootstrap failed (see $log)"
                 fi
