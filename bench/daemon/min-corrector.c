@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * min-corrector KNOB WORD
+ * min-corrector KNOB WORD [--open-gate]
  *
  * The floor of thpguard-bench's drift latency: the least a corrector can
  * do. It blocks on an inotify watch (IN_MODIFY) on the one knob file, and on
@@ -9,11 +9,19 @@
  * library but libc. The only extra is READY=1 on $NOTIFY_SOCKET once the
  * watch is in place, so the bench starts it as it starts thpguardd; that is
  * before the loop and never on the corrector's path.
+ *
+ * With --open-gate, a child process beside it holds every open() of KNOB
+ * through a fanotify permission event (FAN_OPEN_PERM) and lets it go on at
+ * once, looking nothing up: the least that any corrector which holds a
+ * writer until it is named (thpguardd's writer gate) adds to a drift.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -32,14 +40,58 @@ static void notify_ready(void) {
         close(fd);
 }
 
+/* The bare open gate: answers every held open of path, and nothing else. 0 once its mark is in place. */
+static int start_open_gate(const char *path) {
+        int group = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC, O_RDONLY | O_CLOEXEC), ready[2];
+        char c = 0;
+
+        if (group < 0 || fanotify_mark(group, FAN_MARK_ADD, FAN_OPEN_PERM, AT_FDCWD, path) < 0 ||
+            pipe(ready) < 0)
+                return -1;
+        switch (fork()) {
+        case -1:
+                return -1;
+        case 0: {
+                char buf[4096] __attribute__((aligned(8)));
+
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                        _exit(1);
+                close(ready[0]);
+                close(ready[1]); /* the parent reads EOF: the gate is up */
+                for (;;) {
+                        ssize_t n = read(group, buf, sizeof(buf));
+
+                        if (n <= 0)
+                                _exit(1);
+                        for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, n);
+                             m = FAN_EVENT_NEXT(m, n)) {
+                                struct fanotify_response r = { .fd = m->fd, .response = FAN_ALLOW };
+
+                                if (m->fd < 0)
+                                        continue;
+                                (void)!write(group, &r, sizeof(r));
+                                close(m->fd);
+                        }
+                }
+        }
+        }
+        close(group);
+        close(ready[1]);
+        (void)!read(ready[0], &c, 1);
+        close(ready[0]);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
         char buf[256];
         size_t len;
         int fd, ino;
 
-        if (argc != 3)
+        if (argc != 3 && !(argc == 4 && strcmp(argv[3], "--open-gate") == 0))
                 return 2;
+        if (argc == 4 && start_open_gate(argv[1]) < 0)
+                return 1;
         len = strlen(argv[2]);
         fd = open(argv[1], O_RDWR | O_CLOEXEC);
         ino = inotify_init1(IN_CLOEXEC);

@@ -10,11 +10,13 @@
  *    the floor: this program re-executed to do nothing but send READY=1;
  *  - drift latency: 3000 foreign writes per knob and corrector, each timed
  *    until the file reads the policy's value again (fight protection off),
- *    for three correctors in turn on the same knob, interleaved in rounds,
+ *    for four correctors in turn on the same knob, interleaved in rounds,
  *    and, on more drifts timed apart, the CPU each ran on: the floor
- *    (min-corrector, beside this program), thpguardd started without
- *    CAP_SYS_ADMIN (writer attribution off) and thpguardd as root with it
- *    (attribution on); thpguardd's median and p99 as ratios to the floor's;
+ *    (min-corrector, beside this program), the floor beside a bare open
+ *    gate (what holding a writer's open() costs, whoever holds it),
+ *    thpguardd started without CAP_SYS_ADMIN (writer attribution off) and
+ *    thpguardd as root with it (attribution on); the median and p99 of each
+ *    as ratios to the floor's;
  *  - CPU per full recheck: the work alone (10,000 rechecks in this process
  *    through the daemon's own read-and-compare), and per recheck wakeup of
  *    the daemon from /proc/PID/schedstat, beside the floor: an sd-event
@@ -508,10 +510,12 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
 }
 
 /* The correctors compared on one knob, interleaved. */
-enum { FLOOR, ATTRIBUTION_OFF, ATTRIBUTION_ON, N_CORRECTORS };
-static const char *const corrector_name[N_CORRECTORS] = { "floor (min-corrector)",
-                                                          "thpguardd, attribution off",
-                                                          "thpguardd, attribution on" };
+enum { FLOOR, FLOOR_OPEN_GATE, ATTRIBUTION_OFF, ATTRIBUTION_ON, N_CORRECTORS };
+static const char *const corrector_name[N_CORRECTORS] = {
+        "floor (min-corrector)", "floor + bare open gate (min-corrector --open-gate)",
+        "thpguardd, attribution off", "thpguardd, attribution on"
+};
+#define IS_FLOOR(c) ((c) == FLOOR || (c) == FLOOR_OPEN_GATE)
 
 /*
  * What a corrector runs as, read once it is READY=1 and before its round:
@@ -524,7 +528,7 @@ static void corrector_state(int c, pid_t pid, const char *logname, char *out, si
         bool fan = holds_fanotify(pid);
         char line[256];
 
-        if (c == FLOOR) {
+        if (IS_FLOOR(c)) {
                 snprintf(out, size, "CapEff %016llx", eff);
                 return;
         }
@@ -546,7 +550,7 @@ static void print_drift_lines(const char *knob, const char *who, uint64_t *lat, 
 }
 
 /*
- * Drift latency of one knob for the three correctors, interleaved: ROUNDS
+ * Drift latency of one knob for the four correctors, interleaved: ROUNDS
  * rounds, each of which runs every corrector in turn (the first one rotating
  * from round to round) for WARMUP + DRIFTS / ROUNDS drifts. Only one
  * corrector runs at a time: each is started for its round and stopped after
@@ -554,8 +558,8 @@ static void print_drift_lines(const char *knob, const char *who, uint64_t *lat, 
  */
 static void compare_correctors(const char *thpguardd, const char *floor_bin, const char *path,
                                const char *foreign, const char *desired, unsigned gap_usec) {
-        static const char *const logname[N_CORRECTORS] = { "floor.log", "attribution-off.log",
-                                                           "attribution-on.log" };
+        static const char *const logname[N_CORRECTORS] = { "floor.log", "floor-open-gate.log",
+                                                           "attribution-off.log", "attribution-on.log" };
         static uint64_t lat[N_CORRECTORS][DRIFTS], lat_ret[N_CORRECTORS][DRIFTS],
             lat_open[N_CORRECTORS][DRIFTS];
         uint64_t warm[WARMUP], warm_ret[WARMUP], placed[PLACED], placed_ret[PLACED], ready_ns;
@@ -572,7 +576,8 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                         int c = (r + j) % N_CORRECTORS, kfd = open(path, O_RDONLY | O_CLOEXEC);
                         char *daemon_argv[] = { (char *)thpguardd, "--config", conf, "--log-target=console",
                                                 NULL };
-                        char *floor_argv[] = { (char *)floor_bin, (char *)path, (char *)desired, NULL };
+                        char *floor_argv[] = { (char *)floor_bin, (char *)path, (char *)desired,
+                                               c == FLOOR_OPEN_GATE ? "--open-gate" : NULL, NULL };
                         pid_t pid;
 
                         /* Each round starts from the policy's value, with nothing running. */
@@ -580,7 +585,7 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                         close(kfd);
                         if (strcmp(cur, desired) != 0)
                                 write_word(path, desired);
-                        pid = start_argv_caps(c == FLOOR ? floor_argv : daemon_argv, logname[c],
+                        pid = start_argv_caps(IS_FLOOR(c) ? floor_argv : daemon_argv, logname[c],
                                               c == ATTRIBUTION_OFF, &ready_ns);
                         corrector_state(c, pid, logname[c], now, sizeof(now));
                         if (r == 0)
@@ -639,9 +644,10 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
 
                 printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %s |\n", corrector_name[c],
                        lat[c][0] / 1e3, median / 1e3, p99 / 1e3, lat[c][DRIFTS - 1] / 1e3, rm, rp,
-                       c == FLOOR  ? ""
-                       : rm <= 1.2 ? "median <= 1.2x floor: met"
-                                   : "median <= 1.2x floor: missed");
+                       c == FLOOR             ? ""
+                       : c == FLOOR_OPEN_GATE ? "(what holding the opener costs any corrector)"
+                       : rm <= 1.2            ? "median <= 1.2x floor: met"
+                                              : "median <= 1.2x floor: missed");
         }
         printf("\n");
 }
