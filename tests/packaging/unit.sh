@@ -76,6 +76,7 @@ want=(
         'PrivateUsers=yes'
         'FileDescriptorStoreMax=2'
         'NotifyAccess=exec'
+        'Nice=-5'
         'ProtectProc=invisible'
         'SystemCallFilter=~@privileged @resources'
         'SystemCallFilter=fanotify_mark'
