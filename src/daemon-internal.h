@@ -69,7 +69,6 @@ typedef struct Daemon {
         sd_event *event;
         Logger log;
         Sysfs *sysfs;
-        uint64_t ptes_max;
 
         Policy *policy;
         TrackedKnob *knobs; /* parallel to policy->knobs */
@@ -119,7 +118,6 @@ int daemon_start(Daemon *d);
 Daemon *daemon_free(Daemon *d);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Daemon *, daemon_free);
 uint64_t daemon_now(Daemon *d);
-PolicyMode daemon_mode(const Daemon *d);
 unsigned daemon_check_all(Daemon *d, Trigger t);
 int daemon_install_policy(Daemon *d, Policy *p);
 /* Writes the records that wait for their writer: those whose writer is in, or all of them if expired. */

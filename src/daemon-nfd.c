@@ -58,7 +58,7 @@ void daemon_nfd_update(Daemon *d) {
                 else if (k->state != KNOB_STATE_OK || fight_in_backoff(&k->fight))
                         l.compliant = l.compliant < 0 ? -1 : 0;
         }
-        l.policy_mode = policy_mode_to_string(daemon_mode(d));
+        l.policy_mode = policy_mode_to_string(d->policy->mode);
 
         was = nfd_file_error(d->nfd);
         r = nfd_file_update(d->nfd, &l);

@@ -24,7 +24,7 @@ int daemon_load_policy(Daemon *d, Diag *diag, Policy **ret) {
         r = policy_load_as_daemon(d->options->config, d->options->audit, diag, &p);
         if (r < 0)
                 return r;
-        compliance_check_policy(p, d->sysfs, d->ptes_max, diag);
+        compliance_check_policy(p, d->sysfs, diag);
         *ret = p;
         return 0;
 }
@@ -71,7 +71,7 @@ static void reload(Daemon *d) {
         corrected = daemon_check_all(d, TRIGGER_RELOAD);
         log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_POLICY_RELOADED, f, ELEMENTSOF(f),
                   "policy reloaded from %s: %zu knobs, mode %s, %u corrected", d->options->config,
-                  d->policy->n_knobs, policy_mode_to_string(daemon_mode(d)), corrected);
+                  d->policy->n_knobs, policy_mode_to_string(d->policy->mode), corrected);
         daemon_notify_status(d, "READY=1\n", corrected, "reload");
 }
 

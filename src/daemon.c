@@ -92,10 +92,6 @@ static int tracked_knobs_new(const Policy *p, const FightConfig *fc, const Track
         return 0;
 }
 
-PolicyMode daemon_mode(const Daemon *d) {
-        return d->options->audit ? POLICY_MODE_AUDIT : d->policy->mode;
-}
-
 /* "inotify; written by tuned.service, pid 812, /usr/sbin/tuned", or "inotify" alone. */
 static void describe_cause(const char *trigger, const Writer *w, char *buf, size_t size) {
         char who[WRITER_LABEL_MAX + WRITER_EXE_MAX + 32];
@@ -196,7 +192,7 @@ static void log_fight_begins(Daemon *d, size_t i, const char *foreign, const Wri
 
 /* The correction of one knob, without its record. */
 static void enforce_one(Daemon *d, size_t i, EnforceOutcome *ret) {
-        enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->ptes_max, daemon_mode(d), ret);
+        enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->policy->mode, ret);
         /*
          * Our write woke whoever waits on the knob, most likely onto this
          * CPU: let them see the fix before we go on. Returns at once if
@@ -398,7 +394,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
                 if (!rt->fight.active || rt->fight.until_usec > now)
                         continue;
-                knob_status_read(d->sysfs, k, &rt->file, d->ptes_max, &st);
+                compliance_read(d->sysfs, k, &rt->file, &st);
                 if (fight_window_closed(&rt->fight, &d->fight_config, now, st.state == KNOB_STATE_DRIFT,
                                         &suppressed) == FIGHT_ENDED) {
                         log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
@@ -423,7 +419,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
 void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when) {
         size_t n = d->policy->n_knobs;
-        bool audit = daemon_mode(d) == POLICY_MODE_AUDIT;
+        bool audit = d->policy->mode == POLICY_MODE_AUDIT;
 
         sd_notifyf(0, "%sSTATUS=%s %zu knob%s, %u %s at %s", prefix, audit ? "auditing" : "enforcing", n,
                    n == 1 ? "" : "s", corrected, audit ? "drifted" : "corrected", when);
@@ -743,7 +739,6 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                 return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root, sysfs_strerror(-r));
         if (r < 0)
                 return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
-        d->ptes_max = knob_ptes_max_read(d->sysfs);
 
         r = sd_event_default(&d->event);
         if (r < 0)
@@ -822,9 +817,9 @@ int daemon_start(Daemon *d) {
                 return log_error_errno(&d->log, r, "cannot set up the watchdog");
 
         log_plain(&d->log, LOG_INFO, "started: %s %zu knobs from %s under %s, %u %s at startup",
-                  daemon_mode(d) == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d->policy->n_knobs,
+                  d->policy->mode == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d->policy->n_knobs,
                   d->options->config, d->sysfs->thp_dir, corrected,
-                  daemon_mode(d) == POLICY_MODE_AUDIT ? "drifted" : "corrected");
+                  d->policy->mode == POLICY_MODE_AUDIT ? "drifted" : "corrected");
         d->metrics_dirty = true;
         daemon_metrics_update(d);
         daemon_notify_status(d, "READY=1\n", corrected, "startup");

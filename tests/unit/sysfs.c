@@ -259,8 +259,27 @@ static void test_roots(void **state) {
         }
 }
 
+/* The max_ptes_* bound is read once, from hpage_pmd_size below the root; unknown when it cannot be. */
+static void test_ptes_max(void **state) {
+        Tree *t = *state;
+        Sysfs *s = NULL;
+
+        assert_true(sysfs_ptes_max(t->sysfs) == PTES_MAX_UNKNOWN); /* no hpage_pmd_size in the tree */
+
+        put(t, THP "/hpage_pmd_size", "2097152\n");
+        assert_int_equal(sysfs_new(t->root, &s), 0);
+        assert_int_equal(sysfs_ptes_max(s), 2097152 / (uint64_t)sysconf(_SC_PAGESIZE) - 1);
+        sysfs_free(s);
+
+        put(t, THP "/hpage_pmd_size", "huge\n");
+        assert_int_equal(sysfs_new(t->root, &s), 0);
+        assert_true(sysfs_ptes_max(s) == PTES_MAX_UNKNOWN);
+        sysfs_free(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_ptes_max, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_dir_replaced, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_file_replaced, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_dir_becomes_symlink, setup, teardown),
