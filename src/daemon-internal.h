@@ -30,6 +30,12 @@
 #include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
 
+/*
+ * How long a record of an inotify-seen drift waits for its writer's
+ * fanotify event (record() in daemon.c). The correction never waits.
+ */
+#define WRITER_LATE_EVENT_USEC (20 * USEC_PER_MSEC)
+
 /* A record not written yet: its writer's event was not in when the knob was corrected. */
 typedef struct PendingRecord {
         EnforceOutcome outcome;
@@ -91,6 +97,7 @@ typedef struct Daemon {
         /* The metrics file (--metrics-file, else the policy's metrics_file, else none). */
         char proc_root[PATH_MAX];
         sd_event_source *metrics_timer; /* the trailing write of a burst */
+        sd_event_source *metrics_post;  /* after every other dispatch: the files brought up to date */
         uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
         bool metrics_dirty;
         int metrics_error;            /* the write error already logged; 0 when none */
@@ -105,7 +112,8 @@ typedef struct Daemon {
         WriterGateCounters gate_counters; /* a lost gate's last */
         bool gate_lost;
         sd_event_source *gate_exit_source, *gate_timer;
-        sd_event_source *late_write_source, *late_write_timer; /* records waiting for their writer */
+        sd_event_source *late_write_source,
+            *late_write_timer; /* records waiting for their writer (daemon.c) */
         pid_t self_pid;
         bool writer_overflow_logged;
 
@@ -117,14 +125,9 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret);
 int daemon_start(Daemon *d);
 Daemon *daemon_free(Daemon *d);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Daemon *, daemon_free);
-uint64_t daemon_now(Daemon *d);
 unsigned daemon_check_all(Daemon *d, Trigger t);
 int daemon_install_policy(Daemon *d, Policy *p);
-/* Writes the records that wait for their writer: those whose writer is in, or all of them if expired. */
-void daemon_flush_records(Daemon *d, bool expired);
 void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when);
-/* Arms a timer for an absolute CLOCK_MONOTONIC time; a failure ends the loop (systemd restarts us). */
-void daemon_arm_timer(Daemon *d, sd_event_source *timer, uint64_t usec, const char *what);
 
 /* daemon-reload.c */
 int daemon_load_policy(Daemon *d, Diag *diag, Policy **ret);
@@ -141,11 +144,6 @@ bool daemon_writers_on(const Daemon *d);
 const Writer *daemon_writer_of(Daemon *d, size_t i);
 /* The writer of a write read just before the knob last read compliant, if that was moments ago. */
 const Writer *daemon_writer_just_before(Daemon *d, size_t i);
-/*
- * on: calls daemon_flush_records() when the write group has events, and
- * with expired once WRITER_LATE_EVENT_USEC have passed; off: stops that.
- */
-void daemon_writers_await(Daemon *d, bool on);
 void daemon_writer_forget(Daemon *d, size_t i);
 void daemon_writers_free(Daemon *d);
 

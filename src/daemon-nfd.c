@@ -3,8 +3,8 @@
  * The node-feature-discovery feature file (--nfd-features-file, else the
  * policy's nfd_features_file): the node's enabled and defrag, whether it
  * complies, and the policy's mode as thpguard.io/ labels (nfd-features.c),
- * looked at whenever the metrics are (every correction, drift, reload and
- * recheck) and rewritten only when a label changes.
+ * looked at whenever the metrics are (after every dispatch of the loop:
+ * daemon-metrics.c's post source) and rewritten only when a label changes.
  */
 #include <errno.h>
 #include <string.h>

@@ -38,6 +38,7 @@ void daemon_log_diag(Daemon *d, const Diag *diag) {
                           ELEMENTSOF(f), "%s", diag->entries[i].text);
 }
 
+/* Whatever the result, a reload counter moves: the metrics are dirty. */
 static void reload(Daemon *d) {
         _cleanup_diag_ Diag diag = {};
         _cleanup_policy_ Policy *p = NULL;
@@ -47,6 +48,7 @@ static void reload(Daemon *d) {
 
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading %s",
                    now_usec(CLOCK_MONOTONIC), d->options->config);
+        d->metrics_dirty = true;
 
         r = daemon_load_policy(d, &diag, &p);
         if (r < 0) {
@@ -76,23 +78,21 @@ static void reload(Daemon *d) {
 }
 
 static int on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Daemon *d = userdata;
-
-        reload(d);
-        d->metrics_dirty = true; /* a reload counter moved, whatever the result */
-        daemon_metrics_update(d);
+        reload(userdata);
         return 0;
 }
 
 /* Schedules a reload `delay` from now, unless one is due sooner: a burst of triggers reloads once. */
 void daemon_schedule_reload(Daemon *d, uint64_t delay) {
-        uint64_t due = daemon_now(d) + delay, cur;
-        int enabled = SD_EVENT_OFF;
+        uint64_t due = event_now(d->event, CLOCK_MONOTONIC) + delay, cur;
+        int r, enabled = SD_EVENT_OFF;
 
         if (sd_event_source_get_enabled(d->reload_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
             sd_event_source_get_time(d->reload_timer, &cur) >= 0 && cur <= due)
                 return;
-        daemon_arm_timer(d, d->reload_timer, due, "the reload timer");
+        r = event_arm_timer(d->reload_timer, due);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the reload timer; exiting");
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -160,6 +160,7 @@ static int setup_config_watch(Daemon *d) {
         r = sd_event_add_io(d->event, &d->config_source, d->config_watch->fd, EPOLLIN, on_config_inotify, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot add the policy file's watch to the event loop");
+        (void)sd_event_source_set_description(d->config_source, "policy-inotify");
         return 0;
 }
 
@@ -170,11 +171,13 @@ int daemon_setup_reload(Daemon *d) {
         r = event_add_signal(d->event, &d->sighup, SIGHUP, on_sighup, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot handle SIGHUP");
+        (void)sd_event_source_set_description(d->sighup, "sighup");
         r = sd_event_add_time(d->event, &d->reload_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, on_reload_timer,
                               d);
         if (r >= 0)
                 r = sd_event_source_set_enabled(d->reload_timer, SD_EVENT_OFF);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the reload timer");
+        (void)sd_event_source_set_description(d->reload_timer, "reload-timer");
         return setup_config_watch(d);
 }

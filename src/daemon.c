@@ -36,15 +36,6 @@
  */
 #define INOTIFY_RATELIMIT_BURST_FIGHT 50
 
-/* The time the loop woke at: every handler of one wakeup sees the same. */
-uint64_t daemon_now(Daemon *d) {
-        uint64_t t;
-
-        if (sd_event_now(d->event, CLOCK_MONOTONIC, &t) < 0)
-                return now_usec(CLOCK_MONOTONIC);
-        return t;
-}
-
 static void tracked_knobs_free(TrackedKnob *k, size_t n) {
         for (size_t i = 0; k && i < n; i++) {
                 sysfs_handle_close(&k[i].file);
@@ -168,6 +159,8 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 
 static void arm_backoff_timer(Daemon *d);
 static void rearm_recheck(Daemon *d);
+static void await_writers(Daemon *d, bool on);
+static void flush_records(Daemon *d, bool expired);
 
 static void log_fight_begins(Daemon *d, size_t i, const char *foreign, const Writer *w) {
         const PolicyKnob *k = &d->policy->knobs[i];
@@ -221,10 +214,10 @@ static void write_record(Daemon *d, size_t i, const PendingRecord *r, const Writ
 /*
  * Writes a record now if its writer is known; else, for a drift inotify
  * announced, keeps it until the writer's event is in, or for at most
- * WRITER_LATE_EVENT_USEC (daemon-writers.c). inotify and fanotify hear of a write
- * in the same kernel call, inotify first: a writer preempted in between
- * (a busy CPU, a throttled cgroup) queues its fanotify event late. The loop
- * never waits for it.
+ * WRITER_LATE_EVENT_USEC (await_writers()). inotify and fanotify hear of a
+ * write in the same kernel call, inotify first: a writer preempted in
+ * between (a busy CPU, a throttled cgroup) queues its fanotify event late.
+ * The loop never waits for it.
  */
 static void record(Daemon *d, size_t i, const PendingRecord *r) {
         const Writer *w = daemon_writer_of(d, i);
@@ -235,10 +228,11 @@ static void record(Daemon *d, size_t i, const PendingRecord *r) {
         }
         d->knobs[i].pending = *r;
         d->knobs[i].record_pending = true;
-        daemon_writers_await(d, true);
+        await_writers(d, true);
 }
 
-void daemon_flush_records(Daemon *d, bool expired) {
+/* Writes the records that wait for their writer: those whose writer is in, or all of them if expired. */
+static void flush_records(Daemon *d, bool expired) {
         bool waiting = false;
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
@@ -258,7 +252,58 @@ void daemon_flush_records(Daemon *d, bool expired) {
                 write_record(d, i, &rt->pending, w);
         }
         if (!waiting)
-                daemon_writers_await(d, false);
+                await_writers(d, false);
+}
+
+static int on_late_write(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        flush_records(userdata, false);
+        return 0;
+}
+
+static int on_late_write_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        flush_records(userdata, true);
+        return 0;
+}
+
+/*
+ * on: flushes the records when the write group has events, and all of them
+ * once WRITER_LATE_EVENT_USEC have passed; off: stops that.
+ */
+static void await_writers(Daemon *d, bool on) {
+        uint64_t usec = event_now(d->event, CLOCK_MONOTONIC) + WRITER_LATE_EVENT_USEC;
+        int r = 0, enabled = SD_EVENT_OFF;
+
+        if (!on) {
+                (void)sd_event_source_set_enabled(d->late_write_source, SD_EVENT_OFF);
+                (void)sd_event_source_set_enabled(d->late_write_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!d->late_write_source) {
+                r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
+                if (r >= 0)
+                        r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec,
+                                              USEC_PER_MSEC, on_late_write_timer, d);
+                if (r >= 0) {
+                        (void)sd_event_source_set_description(d->late_write_source, "writer-late-event");
+                        (void)sd_event_source_set_description(d->late_write_timer,
+                                                              "writer-late-event-timer");
+                }
+        }
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->late_write_source, SD_EVENT_ON);
+        if (r < 0) {
+                /* Nothing would ever write the record: write it now, writer unknown. */
+                log_error_errno(&d->log, r, "cannot wait for a writer's event");
+                flush_records(d, true);
+                return;
+        }
+        /* A later record does not push back an earlier one's deadline. */
+        (void)sd_event_source_get_enabled(d->late_write_timer, &enabled);
+        if (enabled != SD_EVENT_OFF)
+                return;
+        r = event_arm_timer(d->late_write_timer, usec);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the writer's late-event timer; exiting");
 }
 
 /* What one correction leaves to do: its record, and its fight. True if corrected, or drifted in audit mode.
@@ -289,7 +334,7 @@ static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const Enfor
                         rt->reported[0] = '\0';
                         /* Its writer is needed yet: forgotten once the waiting record is written. */
                         if (rt->record_pending)
-                                daemon_flush_records(d, false);
+                                flush_records(d, false);
                         if (!rt->record_pending)
                                 daemon_writer_forget(d, i);
                 }
@@ -344,7 +389,7 @@ static unsigned check_knobs(Daemon *d, const bool *which, Trigger t) {
         size_t n = d->policy->n_knobs;
         EnforceOutcome o[n + 1];
         bool checked[n + 1];
-        uint64_t now = daemon_now(d);
+        uint64_t now = event_now(d->event, CLOCK_MONOTONIC);
         unsigned corrected = 0;
 
         for (size_t i = 0; i < n; i++) {
@@ -364,6 +409,7 @@ unsigned daemon_check_all(Daemon *d, Trigger t) {
 
 static void arm_backoff_timer(Daemon *d) {
         uint64_t next = UINT64_MAX;
+        int r;
 
         for (size_t i = 0; i < d->policy->n_knobs; i++)
                 if (d->knobs[i].fight.active && d->knobs[i].fight.until_usec < next)
@@ -377,12 +423,14 @@ static void arm_backoff_timer(Daemon *d) {
                                                   SD_EVENT_OFF); /* cannot fail on a live source */
                 return;
         }
-        daemon_arm_timer(d, d->backoff_timer, next, "the writer-fight backoff timer");
+        r = event_arm_timer(d->backoff_timer, next);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the writer-fight backoff timer; exiting");
 }
 
 static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
-        uint64_t now = daemon_now(d);
+        uint64_t now = event_now(d->event, CLOCK_MONOTONIC);
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 TrackedKnob *rt = &d->knobs[i];
@@ -413,7 +461,6 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 report_one(d, i, TRIGGER_RECHECK, now, &o);
         }
         arm_backoff_timer(d);
-        daemon_metrics_update(d);
         return 0;
 }
 
@@ -425,23 +472,13 @@ void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, con
                    n == 1 ? "" : "s", corrected, audit ? "drifted" : "corrected", when);
 }
 
-void daemon_arm_timer(Daemon *d, sd_event_source *timer, uint64_t usec, const char *what) {
-        int r;
-
-        r = sd_event_source_set_time(timer, usec);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(timer, SD_EVENT_ONESHOT);
-        if (r < 0) {
-                /* A timer that cannot fire would silently stop its work: better be restarted. */
-                log_error_errno(&d->log, r, "cannot arm %s; exiting", what);
-                (void)sd_event_exit(d->event, EXIT_FAILURE);
-        }
-}
-
 static void rearm_recheck(Daemon *d) {
         uint64_t interval = (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC;
+        int r;
 
-        daemon_arm_timer(d, d->recheck_timer, daemon_now(d) + interval, "the recheck timer");
+        r = event_arm_timer(d->recheck_timer, event_now(d->event, CLOCK_MONOTONIC) + interval);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the recheck timer; exiting");
 }
 
 /* A file unlinked and recreated (fixture trees, a swapped mount) is reopened by path. */
@@ -496,7 +533,6 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         rearm_recheck(d);
         /* Every recheck rewrites the file: its age is the liveness signal. */
         d->metrics_dirty = true;
-        daemon_metrics_update(d);
         return 0;
 }
 
@@ -580,11 +616,9 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
                 close_stale_handles(d);
                 daemon_check_all(d, TRIGGER_RECHECK);
                 d->metrics_dirty = true;
-                daemon_metrics_update(d);
                 return 0;
         }
         check_knobs(d, pending, TRIGGER_INOTIFY);
-        daemon_metrics_update(d);
         return 0;
 }
 
@@ -596,7 +630,7 @@ int daemon_install_policy(Daemon *d, Policy *p) {
 
         /* The records of the policy going out are written under it. */
         if (d->knobs)
-                daemon_flush_records(d, true);
+                flush_records(d, true);
         r = tracked_knobs_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
@@ -637,9 +671,11 @@ static int setup_exit_signals(Daemon *d) {
         r = event_add_signal(d->event, &d->sigterm, SIGTERM, on_exit_signal, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot handle SIGTERM");
+        (void)sd_event_source_set_description(d->sigterm, "sigterm");
         r = event_add_signal(d->event, &d->sigint, SIGINT, on_exit_signal, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot handle SIGINT");
+        (void)sd_event_source_set_description(d->sigint, "sigint");
         return 0;
 }
 
@@ -650,6 +686,7 @@ static int setup_knob_watch(Daemon *d) {
         if (r < 0)
                 return log_error_errno(&d->log, r,
                                        "cannot add the knob directories' watch to the event loop");
+        (void)sd_event_source_set_description(d->thp_source, "knob-inotify");
         r = event_ratelimit_init(&d->thp_ratelimit, d->thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
                                  INOTIFY_RATELIMIT_BURST);
         if (r < 0)
@@ -665,6 +702,7 @@ static int setup_recheck_timer(Daemon *d) {
                                     USEC_PER_SEC / 10, on_recheck, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the recheck timer");
+        (void)sd_event_source_set_description(d->recheck_timer, "recheck-timer");
         return 0;
 }
 
@@ -675,6 +713,7 @@ static int setup_backoff_timer(Daemon *d) {
                               on_backoff_timer, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the writer-fight backoff timer");
+        (void)sd_event_source_set_description(d->backoff_timer, "fight-backoff-timer");
         arm_backoff_timer(d);
         return 0;
 }
@@ -683,6 +722,8 @@ Daemon *daemon_free(Daemon *d) {
         if (!d)
                 return NULL;
         daemon_writers_free(d);
+        event_source_disable_unref(d->late_write_source);
+        event_source_disable_unref(d->late_write_timer);
         nfd_file_free(d->nfd);
         event_ratelimit_done(&d->thp_ratelimit);
         event_source_disable_unref(d->thp_source);
@@ -691,6 +732,7 @@ Daemon *daemon_free(Daemon *d) {
         event_source_disable_unref(d->reload_timer);
         event_source_disable_unref(d->backoff_timer);
         event_source_disable_unref(d->metrics_timer);
+        event_source_disable_unref(d->metrics_post);
         event_source_disable_unref(d->sigterm);
         event_source_disable_unref(d->sigint);
         event_source_disable_unref(d->sighup);
@@ -844,7 +886,7 @@ int daemon_run(const DaemonOptions *o) {
         r = sd_event_loop(d->event);
         if (r < 0)
                 log_error_errno(&d->log, r, "the event loop failed");
-        daemon_flush_records(d, true);
+        flush_records(d, true);
         /* A clean stop leaves thpguard_up 0 in the metrics, and the knobs as they are. */
         d->stopped = true;
         if (daemon_metrics_path(d))
