@@ -81,8 +81,7 @@ typedef struct Daemon {
         FightConfig fight_config;
 
         Watches *watches;
-        Watches *config_watch; /* the policy file's directory */
-        const char *config_name;
+        FileWatch *config_watch; /* the policy file's */
         sd_event_source *thp_source, *config_source;
         EventRateLimit thp_ratelimit;
         sd_event_source *recheck_timer, *reload_timer, *backoff_timer;

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
@@ -101,63 +100,29 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 }
 
 static int on_config_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
         Daemon *d = userdata;
-        bool relevant = false;
 
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break;
-                }
-                for (char *p = buf; p < buf + n;) {
-                        const struct inotify_event *ev = (const struct inotify_event *)p;
-
-                        p += sizeof(*ev) + ev->len;
-                        /*
-                         * Our file, or a ConfigMap's "..data" symlink swap: the kubelet renames
-                         * ..data_tmp over ..data and never writes the file itself. Its other
-                         * steps (new and removed ..<timestamp> dirs) would only reload twice.
-                         */
-                        if (ev->mask & IN_Q_OVERFLOW ||
-                            (ev->len > 0 &&
-                             (strcmp(ev->name, d->config_name) == 0 || strcmp(ev->name, "..data") == 0)))
-                                relevant = true;
-                }
-        }
-        if (relevant)
+        if (file_watch_changed(d->config_watch))
                 daemon_schedule_reload(d, RELOAD_DEBOUNCE_USEC);
         return 0;
 }
 
 /* A policy directory that cannot be watched is no failure: SIGHUP still reloads. */
 static int setup_config_watch(Daemon *d) {
-        char dir[PATH_MAX];
-        const char *slash = strrchr(d->options->config, '/');
         int r;
 
-        d->config_name = slash ? slash + 1 : d->options->config;
-        if (!slash)
-                snprintf(dir, sizeof(dir), ".");
-        else if (slash == d->options->config)
-                snprintf(dir, sizeof(dir), "/");
-        else
-                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - d->options->config), d->options->config);
-
-        r = watches_new(&d->config_watch);
+        r = file_watch_new(d->options->config, &d->config_watch);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the inotify instance for the policy file");
-        if (inotify_add_watch(d->config_watch->fd, dir,
-                              IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB |
-                                  IN_MOVED_FROM) < 0) {
+        r = file_watch_start(d->config_watch);
+        if (r < 0) {
                 log_plain(&d->log, LOG_WARNING,
-                          "cannot watch %s for policy changes (%s); reload with SIGHUP", dir,
-                          strerror(errno));
+                          "cannot watch %s for policy changes (%s); reload with SIGHUP",
+                          file_watch_dir(d->config_watch), strerror(-r));
                 return 0;
         }
-        r = sd_event_add_io(d->event, &d->config_source, d->config_watch->fd, EPOLLIN, on_config_inotify, d);
+        r = sd_event_add_io(d->event, &d->config_source, file_watch_fd(d->config_watch), EPOLLIN,
+                            on_config_inotify, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot add the policy file's watch to the event loop");
         (void)sd_event_source_set_description(d->config_source, "policy-inotify");

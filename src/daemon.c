@@ -12,8 +12,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <sys/ioctl.h>
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
@@ -509,7 +507,6 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
         bool all_watched_and_quiet = false;
         size_t readded;
-        int queued = 0;
 
         d->rechecks++;
         readded = watches_readd(d->watches, d->sysfs);
@@ -525,9 +522,8 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         if (readded > 0 || watches_lost(d->watches) > 0)
                 close_stale_handles(d);
         /* Looked at before our own corrections raise IN_MODIFY on the watch. */
-        if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged &&
-            ioctl(d->watches->fd, FIONREAD, &queued) >= 0)
-                all_watched_and_quiet = queued == 0;
+        if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged)
+                all_watched_and_quiet = watches_quiet(d->watches);
         if (daemon_check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
                 warn_unseen_drift(d);
         rearm_recheck(d);
@@ -545,50 +541,39 @@ static void close_dir_handles(Daemon *d, const char *rel) {
         }
 }
 
-/* Marks the knobs one event concerns as pending. Returns true on a queue overflow. */
-static bool note_thp_event(Daemon *d, const struct inotify_event *ev, bool *pending) {
-        WatchDir *dir;
-
-        if (ev->mask & IN_Q_OVERFLOW)
-                return true;
-        dir = watches_find(d->watches, ev->wd);
-        if (!dir)
-                return false;
-        if (ev->mask & IN_IGNORED) {
+/* Marks the knobs one event on a directory of ours concerns as pending. */
+static void note_thp_event(Daemon *d, const WatchEvent *ev, bool *pending) {
+        if (ev->lost) {
                 /* The directory went away (or was unmounted): the recheck re-adds it. */
-                dir->wd = -1;
-                close_dir_handles(d, dir->rel);
+                close_dir_handles(d, ev->dir);
                 if (!d->watch_lost_logged)
                         log_plain(
                             &d->log, LOG_WARNING,
                             "lost the inotify watch on %s/%s; relying on the %us recheck until it can be "
                             "re-added",
-                            d->sysfs->thp_dir, dir->rel, d->policy->recheck_interval_sec);
+                            d->sysfs->thp_dir, ev->dir, d->policy->recheck_interval_sec);
                 d->watch_lost_logged = true;
-                return false;
+                return;
         }
-        /* A watch follows its directory renamed away: drop it, so the recheck watches the path again. */
-        if (ev->mask & IN_MOVE_SELF)
-                inotify_rm_watch(d->watches->fd, ev->wd);
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 const char *name;
 
-                if (!knob_in_dir(d->policy->knobs[i].path, dir->rel, &name) ||
-                    !(ev->len == 0 || ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF) ||
-                      strcmp(ev->name, name) == 0))
+                if (!knob_in_dir(d->policy->knobs[i].path, ev->dir, &name) ||
+                    (ev->name && strcmp(ev->name, name) != 0))
                         continue;
                 /* A file that came or went is a new inode: read it by path again. */
-                if (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF))
+                if (ev->replaced)
                         sysfs_handle_close(&d->knobs[i].file);
                 pending[i] = true;
         }
-        return false;
 }
 
 static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
         Daemon *d = userdata;
         bool pending[d->policy->n_knobs + 1], overflow = false;
+        size_t offset = 0;
+        WatchEvent ev;
         ssize_t n;
 
         if (event_ratelimit_over(&d->thp_ratelimit))
@@ -602,11 +587,10 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
         do
                 n = read(fd, buf, sizeof(buf));
         while (n < 0 && errno == EINTR);
-        for (char *p = buf; n > 0 && p < buf + n;) {
-                const struct inotify_event *ev = (const struct inotify_event *)p;
-
-                p += sizeof(*ev) + ev->len;
-                overflow |= note_thp_event(d, ev, pending);
+        while (n > 0 && watches_next(d->watches, buf, (size_t)n, &offset, &ev) > 0) {
+                overflow |= ev.overflow;
+                if (ev.dir)
+                        note_thp_event(d, &ev, pending);
         }
 
         if (overflow) {
@@ -682,7 +666,7 @@ static int setup_exit_signals(Daemon *d) {
 static int setup_knob_watch(Daemon *d) {
         int r;
 
-        r = sd_event_add_io(d->event, &d->thp_source, d->watches->fd, EPOLLIN, on_thp_inotify, d);
+        r = sd_event_add_io(d->event, &d->thp_source, watches_fd(d->watches), EPOLLIN, on_thp_inotify, d);
         if (r < 0)
                 return log_error_errno(&d->log, r,
                                        "cannot add the knob directories' watch to the event loop");
@@ -738,7 +722,7 @@ Daemon *daemon_free(Daemon *d) {
         event_source_disable_unref(d->sighup);
         sd_event_unref(d->event);
         watches_free(d->watches);
-        watches_free(d->config_watch);
+        file_watch_free(d->config_watch);
         tracked_knobs_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
         policy_free(d->policy);
         sysfs_free(d->sysfs);
