@@ -2,11 +2,16 @@
 #pragma once
 
 /*
- * The daemon's state, shared by its files: daemon.c (setup, the knob checks
- * and their triggers), daemon-reload.c (the policy and its reloads),
- * daemon-metrics.c (the metrics file and its rate limit) and
- * daemon-writers.c (who wrote a knob: fanotify and /proc). Not for any
- * other module: they take plain arguments, not a Daemon.
+ * The daemon's state, shared by its files. daemon.c is the centre: setup,
+ * the knob checks and their triggers, and it calls its parts:
+ * daemon-reload.c (the policy and its reloads; the one part that calls
+ * back, to install a policy and check the knobs under it),
+ * daemon-metrics.c (the metrics file, its rate limit, and the post source
+ * that brings it and the feature file up to date after every dispatch),
+ * daemon-nfd.c (the node-feature-discovery feature file),
+ * daemon-writers.c (who wrote a knob: fanotify, the writer gate, /proc)
+ * and daemon-sandbox.c (what the daemon may touch once confined). Not for
+ * any other module: they take plain arguments, not a Daemon.
  */
 
 #include <limits.h>
@@ -70,11 +75,19 @@ typedef struct TrackedKnob {
         WriterTallies writes;
 } TrackedKnob;
 
-typedef struct Daemon {
+struct Daemon {
         const DaemonOptions *options;
         sd_event *event;
         Logger log;
         Sysfs *sysfs;
+        /*
+         * The one place the daemon's proc root is kept (daemon_new()), for the
+         * writers and the metrics. In a pod, /proc is the pod's: meminfo and
+         * vmstat are node-wide there too, but only a pod with hostPID sees the
+         * writers.
+         */
+        char proc_root[PATH_MAX];
+        bool stopped; /* the loop has ended: the last metrics say thpguard_up 0 */
 
         Policy *policy;
         TrackedKnob *knobs; /* parallel to policy->knobs */
@@ -94,20 +107,19 @@ typedef struct Daemon {
         uint64_t last_correction_usec; /* CLOCK_REALTIME; 0: none since start */
 
         /* The metrics file (--metrics-file, else the policy's metrics_file, else none). */
-        char proc_root[PATH_MAX];
         sd_event_source *metrics_timer; /* the trailing write of a burst */
         sd_event_source *metrics_post;  /* after every other dispatch: the files brought up to date */
         uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
         bool metrics_dirty;
         int metrics_error;            /* the write error already logged; 0 when none */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
-        bool stopped;
-        NfdFile *nfd; /* the feature file (daemon-nfd.c); NULL when none */
+        NfdFile *nfd;                 /* the feature file (daemon-nfd.c); NULL when none */
 
         /* Writer attribution (daemon-writers.c): off when write_fd < 0. */
-        int write_fd;                     /* the write group, read when a record is written */
-        int gate_fd;                      /* the open group, until the gate takes it */
-        WriterGate *gate;                 /* NULL: none, or it was lost */
+        int write_fd;     /* the write group, read when a record is written */
+        int gate_fd;      /* the open group: opened by daemon_new() while it may, taken by the gate in
+                             daemon_start() */
+        WriterGate *gate; /* NULL: none, or it was lost */
         WriterGateCounters gate_counters; /* a lost gate's last */
         bool gate_lost;
         sd_event_source *gate_exit_source, *gate_timer;
@@ -117,13 +129,9 @@ typedef struct Daemon {
         bool writer_overflow_logged;
 
         SandboxResult sandbox; /* what daemon-sandbox.c applied */
-} Daemon;
+};
 
-/* daemon.c */
-int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret);
-int daemon_start(Daemon *d);
-Daemon *daemon_free(Daemon *d);
-DEFINE_TRIVIAL_CLEANUP_FUNC(Daemon *, daemon_free);
+/* daemon.c (and daemon.h) */
 unsigned daemon_check_all(Daemon *d, Trigger t);
 int daemon_install_policy(Daemon *d, Policy *p);
 void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when);

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The enforcing daemon: setup (daemon_new(), daemon_start(), one helper per
- * event source), the knob checks every trigger goes through, and the
- * triggers themselves: inotify on the knob directories, the periodic
- * recheck, a writer fight's backoff, the exit signals. The policy and its
- * reloads live in daemon-reload.c, the metrics file in daemon-metrics.c.
+ * The enforcing daemon's centre: setup (daemon_new(), daemon_start(), one
+ * helper per event source), the loop (daemon_loop()), the knob checks every
+ * trigger goes through and their records (written at once, or when the
+ * writer's fanotify event is in), and the triggers themselves: inotify on
+ * the knob directories, the periodic recheck, a writer fight's backoff, the
+ * exit signals. It calls its parts, listed in daemon-internal.h: the policy
+ * and its reloads (daemon-reload.c, the one part that calls back), the
+ * metrics file (daemon-metrics.c), the feature file (daemon-nfd.c), the
+ * writers (daemon-writers.c) and the confinement (daemon-sandbox.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -748,7 +752,6 @@ static int drop_privileges(Daemon *d) {
         return 0;
 }
 
-/* Everything that does not depend on the policy: the sysfs root, the event loop, the knobs' watch. */
 int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         _cleanup_(daemon_freep) Daemon *d = NULL;
         int r;
@@ -772,11 +775,6 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = watches_new(&d->watches);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the inotify instance for the knobs");
-        /*
-         * The one place the daemon's proc root is built, for the writers and
-         * the metrics. In a pod, /proc is the pod's: meminfo and vmstat are
-         * node-wide there too, but only a pod with hostPID sees the writers.
-         */
         r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot build the path of /proc");
@@ -789,10 +787,6 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         return 0;
 }
 
-/*
- * Loads the policy (an invalid one: every error logged, nothing written),
- * applies it, sets up every event source, and tells systemd we are ready.
- */
 int daemon_start(Daemon *d) {
         _cleanup_diag_ Diag diag = {};
         _cleanup_policy_ Policy *p = NULL;
@@ -852,20 +846,8 @@ int daemon_start(Daemon *d) {
         return 0;
 }
 
-int daemon_run(const DaemonOptions *o) {
-        _cleanup_(daemon_freep) Daemon *d = NULL;
-        Logger log;
+int daemon_loop(Daemon *d) {
         int r;
-
-        logger_init(&log, o->log_target, JOURNAL_SOCKET, stderr);
-        /*
-         * A log line nobody reads (stderr piped into `head`, a closed console)
-         * must never stop enforcement: a failed write returns EPIPE instead.
-         */
-        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
-                return log_error_errno(&log, -errno, "cannot ignore SIGPIPE"), EXIT_FAILURE;
-        if (daemon_new(o, &log, &d) < 0 || daemon_start(d) < 0)
-                return EXIT_FAILURE;
 
         r = sd_event_loop(d->event);
         if (r < 0)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "thpguard/compliance.h"
 #include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
+#include "thpguard/log.h"
 #include "thpguard/metrics.h"
 #include "thpguard/path.h"
 #include "thpguard/policy.h"
@@ -324,6 +326,30 @@ static int run_once(const Args *a) {
         return error ? EXIT_ERROR : compliant ? EXIT_COMPLIANT : EXIT_DRIFT;
 }
 
+/* The daemon: set up, started, run until SIGTERM or SIGINT. Returns the exit status. */
+static int run_daemon(const Args *a) {
+        _cleanup_(daemon_freep) Daemon *d = NULL;
+        DaemonOptions o = {
+                .config = a->config,
+                .sysfs_root = a->sysfs_root,
+                .audit = a->audit,
+                .metrics_file = a->metrics_file,
+                .nfd_features_file = a->nfd_features_file,
+        };
+        Logger log;
+
+        logger_init(&log, a->log_target, JOURNAL_SOCKET, stderr);
+        /*
+         * A log line nobody reads (stderr piped into `head`, a closed console)
+         * must never stop enforcement: a failed write returns EPIPE instead.
+         */
+        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+                return log_error_errno(&log, -errno, "cannot ignore SIGPIPE"), EXIT_FAILURE;
+        if (daemon_new(&o, &log, &d) < 0 || daemon_start(d) < 0)
+                return EXIT_FAILURE;
+        return daemon_loop(d);
+}
+
 static int confine(const Args *a, const char *metrics_file);
 
 /*
@@ -443,15 +469,7 @@ int main(int argc, char **argv) {
                 return run_alive(&a);
         case ACTION_DAEMON:
         default: {
-                DaemonOptions o = {
-                        .config = a.config,
-                        .sysfs_root = a.sysfs_root,
-                        .audit = a.audit,
-                        .log_target = a.log_target,
-                        .metrics_file = a.metrics_file,
-                        .nfd_features_file = a.nfd_features_file,
-                };
-                return daemon_run(&o);
+                return run_daemon(&a);
         }
         }
 }
