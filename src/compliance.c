@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
@@ -63,46 +62,30 @@ static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t
         st->state = strcmp(st->actual, k->desired) == 0 ? KNOB_STATE_OK : KNOB_STATE_DRIFT;
 }
 
-void knob_status_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
-                          uint64_t ptes_max, KnobStatus *ret) {
+void compliance_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
+                         uint64_t ptes_max, KnobStatus *ret) {
         KnobStatus st = { .state = KNOB_STATE_ERROR };
 
         decide(k, read_result, buf, len, ptes_max, &st);
         *ret = st;
 }
 
-void knob_status_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max,
-                      KnobStatus *ret) {
+void compliance_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, KnobStatus *ret) {
         char buf[KNOB_READ_MAX + 1];
         size_t len = 0;
         int r;
 
         r = h ? sysfs_read_handle(s, k->path, h, buf, sizeof(buf), &len)
               : sysfs_read(s, k->path, buf, sizeof(buf), &len);
-        knob_status_evaluate(k, r, buf, len, ptes_max, ret);
+        compliance_evaluate(k, r, buf, len, sysfs_ptes_max(s), ret);
 }
 
-uint64_t knob_ptes_max_read(const Sysfs *s) {
-        char buf[64];
-        uint64_t pmd;
-        size_t len;
-        long page;
-
-        if (sysfs_read(s, "hpage_pmd_size", buf, sizeof(buf), &len) < 0 ||
-            knob_value_parse_u64(buf, len, &pmd) < 0)
-                return PTES_MAX_UNKNOWN;
-        page = sysconf(_SC_PAGESIZE);
-        if (page <= 0 || pmd < (uint64_t)page)
-                return PTES_MAX_UNKNOWN;
-        return knob_ptes_max(pmd, (uint64_t)page);
-}
-
-void compliance_check_policy(const Policy *p, const Sysfs *s, uint64_t ptes_max, Diag *diag) {
+void compliance_check_policy(const Policy *p, const Sysfs *s, Diag *diag) {
         for (size_t i = 0; i < p->n_knobs; i++) {
                 const PolicyKnob *k = &p->knobs[i];
                 KnobStatus st;
 
-                knob_status_read(s, k, NULL, ptes_max, &st);
+                compliance_read(s, k, NULL, &st);
                 if (st.state == KNOB_STATE_UNSUPPORTED || st.state == KNOB_STATE_ERROR)
                         diag_warning(diag, p->file, k->line, "%s: %s; this knob is skipped", k->path,
                                      st.reason);

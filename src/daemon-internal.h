@@ -2,11 +2,16 @@
 #pragma once
 
 /*
- * The daemon's state, shared by its files: daemon.c (setup, the knob checks
- * and their triggers), daemon-reload.c (the policy and its reloads),
- * daemon-metrics.c (the metrics file and its rate limit) and
- * daemon-writers.c (who wrote a knob: fanotify and /proc). Not for any
- * other module: they take plain arguments, not a Daemon.
+ * The daemon's state, shared by its files. daemon.c is the centre: setup,
+ * the knob checks and their triggers, and it calls its parts:
+ * daemon-reload.c (the policy and its reloads; the one part that calls
+ * back, to install a policy and check the knobs under it),
+ * daemon-metrics.c (the metrics file, its rate limit, and the post source
+ * that brings it and the feature file up to date after every dispatch),
+ * daemon-nfd.c (the node-feature-discovery feature file),
+ * daemon-writers.c (who wrote a knob: fanotify, the writer gate, /proc)
+ * and daemon-sandbox.c (what the daemon may touch once confined). Not for
+ * any other module: they take plain arguments, not a Daemon.
  */
 
 #include <limits.h>
@@ -29,6 +34,12 @@
 #include "thpguard/watch.h"
 #include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
+
+/*
+ * How long a record of an inotify-seen drift waits for its writer's
+ * fanotify event (record() in daemon.c). The correction never waits.
+ */
+#define WRITER_LATE_EVENT_USEC (20 * USEC_PER_MSEC)
 
 /* A record not written yet: its writer's event was not in when the knob was corrected. */
 typedef struct PendingRecord {
@@ -64,20 +75,26 @@ typedef struct TrackedKnob {
         WriterTallies writes;
 } TrackedKnob;
 
-typedef struct Daemon {
+struct Daemon {
         const DaemonOptions *options;
         sd_event *event;
         Logger log;
         Sysfs *sysfs;
-        uint64_t ptes_max;
+        /*
+         * The one place the daemon's proc root is kept (daemon_new()), for the
+         * writers and the metrics. In a pod, /proc is the pod's: meminfo and
+         * vmstat are node-wide there too, but only a pod with hostPID sees the
+         * writers.
+         */
+        char proc_root[PATH_MAX];
+        bool stopped; /* the loop has ended: the last metrics say thpguard_up 0 */
 
         Policy *policy;
         TrackedKnob *knobs; /* parallel to policy->knobs */
         FightConfig fight_config;
 
         Watches *watches;
-        Watches *config_watch; /* the policy file's directory */
-        const char *config_name;
+        FileWatch *config_watch; /* the policy file's */
         sd_event_source *thp_source, *config_source;
         EventRateLimit thp_ratelimit;
         sd_event_source *recheck_timer, *reload_timer, *backoff_timer;
@@ -90,43 +107,34 @@ typedef struct Daemon {
         uint64_t last_correction_usec; /* CLOCK_REALTIME; 0: none since start */
 
         /* The metrics file (--metrics-file, else the policy's metrics_file, else none). */
-        char proc_root[PATH_MAX];
         sd_event_source *metrics_timer; /* the trailing write of a burst */
+        sd_event_source *metrics_post;  /* after every other dispatch: the files brought up to date */
         uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
         bool metrics_dirty;
         int metrics_error;            /* the write error already logged; 0 when none */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
-        bool stopped;
-        NfdFile *nfd; /* the feature file (daemon-nfd.c); NULL when none */
+        NfdFile *nfd;                 /* the feature file (daemon-nfd.c); NULL when none */
 
         /* Writer attribution (daemon-writers.c): off when write_fd < 0. */
-        int write_fd;                     /* the write group, read when a record is written */
-        int gate_fd;                      /* the open group, until the gate takes it */
-        WriterGate *gate;                 /* NULL: none, or it was lost */
+        int write_fd;     /* the write group, read when a record is written */
+        int gate_fd;      /* the open group: opened by daemon_new() while it may, taken by the gate in
+                             daemon_start() */
+        WriterGate *gate; /* NULL: none, or it was lost */
         WriterGateCounters gate_counters; /* a lost gate's last */
         bool gate_lost;
         sd_event_source *gate_exit_source, *gate_timer;
-        sd_event_source *late_write_source, *late_write_timer; /* records waiting for their writer */
+        sd_event_source *late_write_source,
+            *late_write_timer; /* records waiting for their writer (daemon.c) */
         pid_t self_pid;
         bool writer_overflow_logged;
 
         SandboxResult sandbox; /* what daemon-sandbox.c applied */
-} Daemon;
+};
 
-/* daemon.c */
-int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret);
-int daemon_start(Daemon *d);
-Daemon *daemon_free(Daemon *d);
-DEFINE_TRIVIAL_CLEANUP_FUNC(Daemon *, daemon_free);
-uint64_t daemon_now(Daemon *d);
-PolicyMode daemon_mode(const Daemon *d);
+/* daemon.c (and daemon.h) */
 unsigned daemon_check_all(Daemon *d, Trigger t);
 int daemon_install_policy(Daemon *d, Policy *p);
-/* Writes the records that wait for their writer: those whose writer is in, or all of them if expired. */
-void daemon_flush_records(Daemon *d, bool expired);
 void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when);
-/* Arms a timer for an absolute CLOCK_MONOTONIC time; a failure ends the loop (systemd restarts us). */
-void daemon_arm_timer(Daemon *d, sd_event_source *timer, uint64_t usec, const char *what);
 
 /* daemon-reload.c */
 int daemon_load_policy(Daemon *d, Diag *diag, Policy **ret);
@@ -143,11 +151,6 @@ bool daemon_writers_on(const Daemon *d);
 const Writer *daemon_writer_of(Daemon *d, size_t i);
 /* The writer of a write read just before the knob last read compliant, if that was moments ago. */
 const Writer *daemon_writer_just_before(Daemon *d, size_t i);
-/*
- * on: calls daemon_flush_records() when the write group has events, and
- * with expired once WRITER_LATE_EVENT_USEC have passed; off: stops that.
- */
-void daemon_writers_await(Daemon *d, bool on);
 void daemon_writer_forget(Daemon *d, size_t i);
 void daemon_writers_free(Daemon *d);
 

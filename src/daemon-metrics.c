@@ -62,7 +62,8 @@ void daemon_metrics_write(Daemon *d) {
                 }
                 /* Best effort: what the kernel does not offer is left out of the file. */
                 (void)metrics_read_kernel(d->proc_root, kernel);
-                (void)metrics_read_khugepaged(d->proc_root, &d->khugepaged, daemon_now(d),
+                (void)metrics_read_khugepaged(d->proc_root, &d->khugepaged,
+                                              event_now(d->event, CLOCK_MONOTONIC),
                                               &kernel->khugepaged_cpu_usec);
                 r = metrics_write_file(path, &s);
         }
@@ -73,7 +74,7 @@ void daemon_metrics_write(Daemon *d) {
         else if (r >= 0 && d->metrics_error != 0)
                 log_plain(&d->log, LOG_INFO, "the metrics file %s is written again", path);
         d->metrics_error = r < 0 ? r : 0;
-        d->metrics_written_usec = daemon_now(d);
+        d->metrics_written_usec = event_now(d->event, CLOCK_MONOTONIC);
         d->metrics_dirty = false;
 }
 
@@ -81,29 +82,40 @@ void daemon_metrics_write(Daemon *d) {
  * Writes the metrics file if something changed, at most once per
  * METRICS_MIN_INTERVAL_USEC: a change within that second arms one trailing
  * write, so the file never lags more than a second and a writer fight costs
- * one write per second, not one per correction.
+ * one write per second, not one per correction. The feature file is looked
+ * at every time: it is rewritten only on change, so not rate-limited.
  */
 void daemon_metrics_update(Daemon *d) {
         uint64_t due = d->metrics_written_usec + METRICS_MIN_INTERVAL_USEC;
-        int enabled = SD_EVENT_OFF;
+        int r, enabled = SD_EVENT_OFF;
 
-        daemon_nfd_update(d); /* rewritten only on change, so not rate-limited */
-        if (!d->metrics_dirty || !daemon_metrics_path(d) || !d->metrics_timer)
+        daemon_nfd_update(d);
+        if (!d->metrics_dirty || !daemon_metrics_path(d))
                 return;
-        if (d->metrics_written_usec == 0 || daemon_now(d) >= due) {
+        if (d->metrics_written_usec == 0 || event_now(d->event, CLOCK_MONOTONIC) >= due) {
                 daemon_metrics_write(d);
                 return;
         }
         if (sd_event_source_get_enabled(d->metrics_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
                 return;
-        daemon_arm_timer(d, d->metrics_timer, due, "the metrics timer");
+        r = event_arm_timer(d->metrics_timer, due);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the metrics timer; exiting");
 }
 
+/* Only wakes the loop for a trailing write: the post source below, which runs after it, writes. */
 static int on_metrics_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Daemon *d = userdata;
+        return 0;
+}
 
-        if (d->metrics_dirty && daemon_metrics_path(d))
-                daemon_metrics_write(d);
+/*
+ * After every dispatch of any other source, once: whatever a handler
+ * changed (a correction, a recheck, a reload, a writer's event, a lost
+ * gate) reaches the files here, and no handler has to say so but by
+ * setting metrics_dirty.
+ */
+static int on_metrics_post(sd_event_source *s, void *userdata) {
+        daemon_metrics_update(userdata);
         return 0;
 }
 
@@ -116,5 +128,10 @@ int daemon_setup_metrics(Daemon *d) {
                 r = sd_event_source_set_enabled(d->metrics_timer, SD_EVENT_OFF);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the metrics timer");
+        (void)sd_event_source_set_description(d->metrics_timer, "metrics-timer");
+        r = sd_event_add_post(d->event, &d->metrics_post, on_metrics_post, d);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot add the metrics update to the event loop");
+        (void)sd_event_source_set_description(d->metrics_post, "metrics-update");
         return 0;
 }

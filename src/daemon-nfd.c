@@ -3,8 +3,8 @@
  * The node-feature-discovery feature file (--nfd-features-file, else the
  * policy's nfd_features_file): the node's enabled and defrag, whether it
  * complies, and the policy's mode as thpguard.io/ labels (nfd-features.c),
- * looked at whenever the metrics are (every correction, drift, reload and
- * recheck) and rewritten only when a label changes.
+ * looked at whenever the metrics are (after every dispatch of the loop:
+ * daemon-metrics.c's post source) and rewritten only when a label changes.
  */
 #include <errno.h>
 #include <string.h>
@@ -58,7 +58,7 @@ void daemon_nfd_update(Daemon *d) {
                 else if (k->state != KNOB_STATE_OK || fight_in_backoff(&k->fight))
                         l.compliant = l.compliant < 0 ? -1 : 0;
         }
-        l.policy_mode = policy_mode_to_string(daemon_mode(d));
+        l.policy_mode = policy_mode_to_string(d->policy->mode);
 
         was = nfd_file_error(d->nfd);
         r = nfd_file_update(d->nfd, &l);

@@ -22,12 +22,6 @@
 #include "thpguard/writer-events.h"
 #include "thpguard/writer-groups.h"
 
-/*
- * How long a record of an inotify-seen drift waits for its writer's
- * fanotify event (see record() in daemon.c). The correction never waits.
- */
-#define WRITER_LATE_EVENT_USEC (20 * USEC_PER_MSEC)
-
 static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
                 if (d->knobs[i].marked_opened && d->knobs[i].marked_dev == dev &&
@@ -156,50 +150,6 @@ const Writer *daemon_writer_just_before(Daemon *d, size_t i) {
         return &rt->writer;
 }
 
-static int on_late_write(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        daemon_flush_records(userdata, false);
-        return 0;
-}
-
-static int on_late_write_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        daemon_flush_records(userdata, true);
-        return 0;
-}
-
-void daemon_writers_await(Daemon *d, bool on) {
-        uint64_t usec = daemon_now(d) + WRITER_LATE_EVENT_USEC;
-        int r = 0, enabled = SD_EVENT_OFF;
-
-        if (!on) {
-                (void)sd_event_source_set_enabled(d->late_write_source, SD_EVENT_OFF);
-                (void)sd_event_source_set_enabled(d->late_write_timer, SD_EVENT_OFF);
-                return;
-        }
-        if (!d->late_write_source) {
-                r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
-                if (r >= 0)
-                        r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec,
-                                              USEC_PER_MSEC, on_late_write_timer, d);
-                if (r >= 0) {
-                        (void)sd_event_source_set_description(d->late_write_source, "writer-late-event");
-                        (void)sd_event_source_set_description(d->late_write_timer,
-                                                              "writer-late-event-timer");
-                }
-        }
-        if (r >= 0)
-                r = sd_event_source_set_enabled(d->late_write_source, SD_EVENT_ON);
-        if (r < 0) {
-                /* Nothing would ever write the record: write it now, writer unknown. */
-                log_error_errno(&d->log, r, "cannot wait for a writer's event");
-                daemon_flush_records(d, true);
-                return;
-        }
-        /* A later record does not push back an earlier one's deadline. */
-        (void)sd_event_source_get_enabled(d->late_write_timer, &enabled);
-        if (enabled == SD_EVENT_OFF)
-                daemon_arm_timer(d, d->late_write_timer, usec, "the writer's late-event timer");
-}
-
 void daemon_writer_forget(Daemon *d, size_t i) {
         if (d->write_fd < 0)
                 return;
@@ -255,7 +205,6 @@ static void gate_lost(Daemon *d, WriterGateHealth h) {
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);
         d->metrics_dirty = true;
-        daemon_metrics_update(d);
 }
 
 static int on_gate_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -268,12 +217,15 @@ static int on_gate_exit(sd_event_source *s, int fd, uint32_t revents, void *user
 static int on_gate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
         WriterGateHealth h = writer_gate_check(d->gate, usec);
+        int r;
 
         if (h != WRITER_GATE_RUNNING) {
                 gate_lost(d, h);
                 return 0;
         }
-        daemon_arm_timer(d, d->gate_timer, usec + WRITER_GATE_CHECK_USEC, "the writer gate's check");
+        r = event_arm_timer(d->gate_timer, usec + WRITER_GATE_CHECK_USEC);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the writer gate's check; exiting");
         return 0;
 }
 
@@ -327,8 +279,8 @@ int daemon_setup_writer_gate(Daemon *d) {
                             on_gate_exit, d);
         if (r >= 0)
                 r = sd_event_add_time(d->event, &d->gate_timer, CLOCK_MONOTONIC,
-                                      daemon_now(d) + WRITER_GATE_CHECK_USEC, USEC_PER_MSEC * 50,
-                                      on_gate_timer, d);
+                                      event_now(d->event, CLOCK_MONOTONIC) + WRITER_GATE_CHECK_USEC,
+                                      USEC_PER_MSEC * 50, on_gate_timer, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot watch the writer gate");
         (void)sd_event_source_set_description(d->gate_exit_source, "writer-gate-exit");
@@ -337,8 +289,6 @@ int daemon_setup_writer_gate(Daemon *d) {
 }
 
 void daemon_writers_free(Daemon *d) {
-        d->late_write_source = event_source_disable_unref(d->late_write_source);
-        d->late_write_timer = event_source_disable_unref(d->late_write_timer);
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);
         d->gate = writer_gate_free(d->gate);

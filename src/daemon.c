@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The enforcing daemon: setup (daemon_new(), daemon_start(), one helper per
- * event source), the knob checks every trigger goes through, and the
- * triggers themselves: inotify on the knob directories, the periodic
- * recheck, a writer fight's backoff, the exit signals. The policy and its
- * reloads live in daemon-reload.c, the metrics file in daemon-metrics.c.
+ * The enforcing daemon's centre: setup (daemon_new(), daemon_start(), one
+ * helper per event source), the loop (daemon_loop()), the knob checks every
+ * trigger goes through and their records (written at once, or when the
+ * writer's fanotify event is in), and the triggers themselves: inotify on
+ * the knob directories, the periodic recheck, a writer fight's backoff, the
+ * exit signals. It calls its parts, listed in daemon-internal.h: the policy
+ * and its reloads (daemon-reload.c, the one part that calls back), the
+ * metrics file (daemon-metrics.c), the feature file (daemon-nfd.c), the
+ * writers (daemon-writers.c) and the confinement (daemon-sandbox.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,8 +16,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <sys/ioctl.h>
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
@@ -35,15 +37,6 @@
  * second. Other knobs' drift may then wait up to the rest of the second.
  */
 #define INOTIFY_RATELIMIT_BURST_FIGHT 50
-
-/* The time the loop woke at: every handler of one wakeup sees the same. */
-uint64_t daemon_now(Daemon *d) {
-        uint64_t t;
-
-        if (sd_event_now(d->event, CLOCK_MONOTONIC, &t) < 0)
-                return now_usec(CLOCK_MONOTONIC);
-        return t;
-}
 
 static void tracked_knobs_free(TrackedKnob *k, size_t n) {
         for (size_t i = 0; k && i < n; i++) {
@@ -90,10 +83,6 @@ static int tracked_knobs_new(const Policy *p, const FightConfig *fc, const Track
         }
         *ret = k;
         return 0;
-}
-
-PolicyMode daemon_mode(const Daemon *d) {
-        return d->options->audit ? POLICY_MODE_AUDIT : d->policy->mode;
 }
 
 /* "inotify; written by tuned.service, pid 812, /usr/sbin/tuned", or "inotify" alone. */
@@ -172,6 +161,8 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 
 static void arm_backoff_timer(Daemon *d);
 static void rearm_recheck(Daemon *d);
+static void await_writers(Daemon *d, bool on);
+static void flush_records(Daemon *d, bool expired);
 
 static void log_fight_begins(Daemon *d, size_t i, const char *foreign, const Writer *w) {
         const PolicyKnob *k = &d->policy->knobs[i];
@@ -196,7 +187,7 @@ static void log_fight_begins(Daemon *d, size_t i, const char *foreign, const Wri
 
 /* The correction of one knob, without its record. */
 static void enforce_one(Daemon *d, size_t i, EnforceOutcome *ret) {
-        enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->ptes_max, daemon_mode(d), ret);
+        enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->policy->mode, ret);
         /*
          * Our write woke whoever waits on the knob, most likely onto this
          * CPU: let them see the fix before we go on. Returns at once if
@@ -225,10 +216,10 @@ static void write_record(Daemon *d, size_t i, const PendingRecord *r, const Writ
 /*
  * Writes a record now if its writer is known; else, for a drift inotify
  * announced, keeps it until the writer's event is in, or for at most
- * WRITER_LATE_EVENT_USEC (daemon-writers.c). inotify and fanotify hear of a write
- * in the same kernel call, inotify first: a writer preempted in between
- * (a busy CPU, a throttled cgroup) queues its fanotify event late. The loop
- * never waits for it.
+ * WRITER_LATE_EVENT_USEC (await_writers()). inotify and fanotify hear of a
+ * write in the same kernel call, inotify first: a writer preempted in
+ * between (a busy CPU, a throttled cgroup) queues its fanotify event late.
+ * The loop never waits for it.
  */
 static void record(Daemon *d, size_t i, const PendingRecord *r) {
         const Writer *w = daemon_writer_of(d, i);
@@ -239,10 +230,11 @@ static void record(Daemon *d, size_t i, const PendingRecord *r) {
         }
         d->knobs[i].pending = *r;
         d->knobs[i].record_pending = true;
-        daemon_writers_await(d, true);
+        await_writers(d, true);
 }
 
-void daemon_flush_records(Daemon *d, bool expired) {
+/* Writes the records that wait for their writer: those whose writer is in, or all of them if expired. */
+static void flush_records(Daemon *d, bool expired) {
         bool waiting = false;
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
@@ -262,7 +254,58 @@ void daemon_flush_records(Daemon *d, bool expired) {
                 write_record(d, i, &rt->pending, w);
         }
         if (!waiting)
-                daemon_writers_await(d, false);
+                await_writers(d, false);
+}
+
+static int on_late_write(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        flush_records(userdata, false);
+        return 0;
+}
+
+static int on_late_write_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        flush_records(userdata, true);
+        return 0;
+}
+
+/*
+ * on: flushes the records when the write group has events, and all of them
+ * once WRITER_LATE_EVENT_USEC have passed; off: stops that.
+ */
+static void await_writers(Daemon *d, bool on) {
+        uint64_t usec = event_now(d->event, CLOCK_MONOTONIC) + WRITER_LATE_EVENT_USEC;
+        int r = 0, enabled = SD_EVENT_OFF;
+
+        if (!on) {
+                (void)sd_event_source_set_enabled(d->late_write_source, SD_EVENT_OFF);
+                (void)sd_event_source_set_enabled(d->late_write_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!d->late_write_source) {
+                r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
+                if (r >= 0)
+                        r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec,
+                                              USEC_PER_MSEC, on_late_write_timer, d);
+                if (r >= 0) {
+                        (void)sd_event_source_set_description(d->late_write_source, "writer-late-event");
+                        (void)sd_event_source_set_description(d->late_write_timer,
+                                                              "writer-late-event-timer");
+                }
+        }
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->late_write_source, SD_EVENT_ON);
+        if (r < 0) {
+                /* Nothing would ever write the record: write it now, writer unknown. */
+                log_error_errno(&d->log, r, "cannot wait for a writer's event");
+                flush_records(d, true);
+                return;
+        }
+        /* A later record does not push back an earlier one's deadline. */
+        (void)sd_event_source_get_enabled(d->late_write_timer, &enabled);
+        if (enabled != SD_EVENT_OFF)
+                return;
+        r = event_arm_timer(d->late_write_timer, usec);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the writer's late-event timer; exiting");
 }
 
 /* What one correction leaves to do: its record, and its fight. True if corrected, or drifted in audit mode.
@@ -293,7 +336,7 @@ static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const Enfor
                         rt->reported[0] = '\0';
                         /* Its writer is needed yet: forgotten once the waiting record is written. */
                         if (rt->record_pending)
-                                daemon_flush_records(d, false);
+                                flush_records(d, false);
                         if (!rt->record_pending)
                                 daemon_writer_forget(d, i);
                 }
@@ -348,7 +391,7 @@ static unsigned check_knobs(Daemon *d, const bool *which, Trigger t) {
         size_t n = d->policy->n_knobs;
         EnforceOutcome o[n + 1];
         bool checked[n + 1];
-        uint64_t now = daemon_now(d);
+        uint64_t now = event_now(d->event, CLOCK_MONOTONIC);
         unsigned corrected = 0;
 
         for (size_t i = 0; i < n; i++) {
@@ -368,6 +411,7 @@ unsigned daemon_check_all(Daemon *d, Trigger t) {
 
 static void arm_backoff_timer(Daemon *d) {
         uint64_t next = UINT64_MAX;
+        int r;
 
         for (size_t i = 0; i < d->policy->n_knobs; i++)
                 if (d->knobs[i].fight.active && d->knobs[i].fight.until_usec < next)
@@ -381,12 +425,14 @@ static void arm_backoff_timer(Daemon *d) {
                                                   SD_EVENT_OFF); /* cannot fail on a live source */
                 return;
         }
-        daemon_arm_timer(d, d->backoff_timer, next, "the writer-fight backoff timer");
+        r = event_arm_timer(d->backoff_timer, next);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the writer-fight backoff timer; exiting");
 }
 
 static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
-        uint64_t now = daemon_now(d);
+        uint64_t now = event_now(d->event, CLOCK_MONOTONIC);
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 TrackedKnob *rt = &d->knobs[i];
@@ -398,7 +444,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
                 if (!rt->fight.active || rt->fight.until_usec > now)
                         continue;
-                knob_status_read(d->sysfs, k, &rt->file, d->ptes_max, &st);
+                compliance_read(d->sysfs, k, &rt->file, &st);
                 if (fight_window_closed(&rt->fight, &d->fight_config, now, st.state == KNOB_STATE_DRIFT,
                                         &suppressed) == FIGHT_ENDED) {
                         log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
@@ -417,35 +463,24 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                 report_one(d, i, TRIGGER_RECHECK, now, &o);
         }
         arm_backoff_timer(d);
-        daemon_metrics_update(d);
         return 0;
 }
 
 void daemon_notify_status(Daemon *d, const char *prefix, unsigned corrected, const char *when) {
         size_t n = d->policy->n_knobs;
-        bool audit = daemon_mode(d) == POLICY_MODE_AUDIT;
+        bool audit = d->policy->mode == POLICY_MODE_AUDIT;
 
         sd_notifyf(0, "%sSTATUS=%s %zu knob%s, %u %s at %s", prefix, audit ? "auditing" : "enforcing", n,
                    n == 1 ? "" : "s", corrected, audit ? "drifted" : "corrected", when);
 }
 
-void daemon_arm_timer(Daemon *d, sd_event_source *timer, uint64_t usec, const char *what) {
-        int r;
-
-        r = sd_event_source_set_time(timer, usec);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(timer, SD_EVENT_ONESHOT);
-        if (r < 0) {
-                /* A timer that cannot fire would silently stop its work: better be restarted. */
-                log_error_errno(&d->log, r, "cannot arm %s; exiting", what);
-                (void)sd_event_exit(d->event, EXIT_FAILURE);
-        }
-}
-
 static void rearm_recheck(Daemon *d) {
         uint64_t interval = (uint64_t)d->policy->recheck_interval_sec * USEC_PER_SEC;
+        int r;
 
-        daemon_arm_timer(d, d->recheck_timer, daemon_now(d) + interval, "the recheck timer");
+        r = event_arm_timer(d->recheck_timer, event_now(d->event, CLOCK_MONOTONIC) + interval);
+        if (r < 0)
+                log_error_errno(&d->log, r, "cannot arm the recheck timer; exiting");
 }
 
 /* A file unlinked and recreated (fixture trees, a swapped mount) is reopened by path. */
@@ -476,7 +511,6 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
         bool all_watched_and_quiet = false;
         size_t readded;
-        int queued = 0;
 
         d->rechecks++;
         readded = watches_readd(d->watches, d->sysfs);
@@ -492,15 +526,13 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         if (readded > 0 || watches_lost(d->watches) > 0)
                 close_stale_handles(d);
         /* Looked at before our own corrections raise IN_MODIFY on the watch. */
-        if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged &&
-            ioctl(d->watches->fd, FIONREAD, &queued) >= 0)
-                all_watched_and_quiet = queued == 0;
+        if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged)
+                all_watched_and_quiet = watches_quiet(d->watches);
         if (daemon_check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
                 warn_unseen_drift(d);
         rearm_recheck(d);
         /* Every recheck rewrites the file: its age is the liveness signal. */
         d->metrics_dirty = true;
-        daemon_metrics_update(d);
         return 0;
 }
 
@@ -513,50 +545,39 @@ static void close_dir_handles(Daemon *d, const char *rel) {
         }
 }
 
-/* Marks the knobs one event concerns as pending. Returns true on a queue overflow. */
-static bool note_thp_event(Daemon *d, const struct inotify_event *ev, bool *pending) {
-        WatchDir *dir;
-
-        if (ev->mask & IN_Q_OVERFLOW)
-                return true;
-        dir = watches_find(d->watches, ev->wd);
-        if (!dir)
-                return false;
-        if (ev->mask & IN_IGNORED) {
+/* Marks the knobs one event on a directory of ours concerns as pending. */
+static void note_thp_event(Daemon *d, const WatchEvent *ev, bool *pending) {
+        if (ev->lost) {
                 /* The directory went away (or was unmounted): the recheck re-adds it. */
-                dir->wd = -1;
-                close_dir_handles(d, dir->rel);
+                close_dir_handles(d, ev->dir);
                 if (!d->watch_lost_logged)
                         log_plain(
                             &d->log, LOG_WARNING,
                             "lost the inotify watch on %s/%s; relying on the %us recheck until it can be "
                             "re-added",
-                            d->sysfs->thp_dir, dir->rel, d->policy->recheck_interval_sec);
+                            d->sysfs->thp_dir, ev->dir, d->policy->recheck_interval_sec);
                 d->watch_lost_logged = true;
-                return false;
+                return;
         }
-        /* A watch follows its directory renamed away: drop it, so the recheck watches the path again. */
-        if (ev->mask & IN_MOVE_SELF)
-                inotify_rm_watch(d->watches->fd, ev->wd);
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 const char *name;
 
-                if (!knob_in_dir(d->policy->knobs[i].path, dir->rel, &name) ||
-                    !(ev->len == 0 || ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF) ||
-                      strcmp(ev->name, name) == 0))
+                if (!knob_in_dir(d->policy->knobs[i].path, ev->dir, &name) ||
+                    (ev->name && strcmp(ev->name, name) != 0))
                         continue;
                 /* A file that came or went is a new inode: read it by path again. */
-                if (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF))
+                if (ev->replaced)
                         sysfs_handle_close(&d->knobs[i].file);
                 pending[i] = true;
         }
-        return false;
 }
 
 static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
         Daemon *d = userdata;
         bool pending[d->policy->n_knobs + 1], overflow = false;
+        size_t offset = 0;
+        WatchEvent ev;
         ssize_t n;
 
         if (event_ratelimit_over(&d->thp_ratelimit))
@@ -570,11 +591,10 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
         do
                 n = read(fd, buf, sizeof(buf));
         while (n < 0 && errno == EINTR);
-        for (char *p = buf; n > 0 && p < buf + n;) {
-                const struct inotify_event *ev = (const struct inotify_event *)p;
-
-                p += sizeof(*ev) + ev->len;
-                overflow |= note_thp_event(d, ev, pending);
+        while (n > 0 && watches_next(d->watches, buf, (size_t)n, &offset, &ev) > 0) {
+                overflow |= ev.overflow;
+                if (ev.dir)
+                        note_thp_event(d, &ev, pending);
         }
 
         if (overflow) {
@@ -584,11 +604,9 @@ static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *us
                 close_stale_handles(d);
                 daemon_check_all(d, TRIGGER_RECHECK);
                 d->metrics_dirty = true;
-                daemon_metrics_update(d);
                 return 0;
         }
         check_knobs(d, pending, TRIGGER_INOTIFY);
-        daemon_metrics_update(d);
         return 0;
 }
 
@@ -600,7 +618,7 @@ int daemon_install_policy(Daemon *d, Policy *p) {
 
         /* The records of the policy going out are written under it. */
         if (d->knobs)
-                daemon_flush_records(d, true);
+                flush_records(d, true);
         r = tracked_knobs_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
@@ -641,19 +659,22 @@ static int setup_exit_signals(Daemon *d) {
         r = event_add_signal(d->event, &d->sigterm, SIGTERM, on_exit_signal, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot handle SIGTERM");
+        (void)sd_event_source_set_description(d->sigterm, "sigterm");
         r = event_add_signal(d->event, &d->sigint, SIGINT, on_exit_signal, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot handle SIGINT");
+        (void)sd_event_source_set_description(d->sigint, "sigint");
         return 0;
 }
 
 static int setup_knob_watch(Daemon *d) {
         int r;
 
-        r = sd_event_add_io(d->event, &d->thp_source, d->watches->fd, EPOLLIN, on_thp_inotify, d);
+        r = sd_event_add_io(d->event, &d->thp_source, watches_fd(d->watches), EPOLLIN, on_thp_inotify, d);
         if (r < 0)
                 return log_error_errno(&d->log, r,
                                        "cannot add the knob directories' watch to the event loop");
+        (void)sd_event_source_set_description(d->thp_source, "knob-inotify");
         r = event_ratelimit_init(&d->thp_ratelimit, d->thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
                                  INOTIFY_RATELIMIT_BURST);
         if (r < 0)
@@ -669,6 +690,7 @@ static int setup_recheck_timer(Daemon *d) {
                                     USEC_PER_SEC / 10, on_recheck, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the recheck timer");
+        (void)sd_event_source_set_description(d->recheck_timer, "recheck-timer");
         return 0;
 }
 
@@ -679,6 +701,7 @@ static int setup_backoff_timer(Daemon *d) {
                               on_backoff_timer, d);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the writer-fight backoff timer");
+        (void)sd_event_source_set_description(d->backoff_timer, "fight-backoff-timer");
         arm_backoff_timer(d);
         return 0;
 }
@@ -687,6 +710,8 @@ Daemon *daemon_free(Daemon *d) {
         if (!d)
                 return NULL;
         daemon_writers_free(d);
+        event_source_disable_unref(d->late_write_source);
+        event_source_disable_unref(d->late_write_timer);
         nfd_file_free(d->nfd);
         event_ratelimit_done(&d->thp_ratelimit);
         event_source_disable_unref(d->thp_source);
@@ -695,12 +720,13 @@ Daemon *daemon_free(Daemon *d) {
         event_source_disable_unref(d->reload_timer);
         event_source_disable_unref(d->backoff_timer);
         event_source_disable_unref(d->metrics_timer);
+        event_source_disable_unref(d->metrics_post);
         event_source_disable_unref(d->sigterm);
         event_source_disable_unref(d->sigint);
         event_source_disable_unref(d->sighup);
         sd_event_unref(d->event);
         watches_free(d->watches);
-        watches_free(d->config_watch);
+        file_watch_free(d->config_watch);
         tracked_knobs_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
         policy_free(d->policy);
         sysfs_free(d->sysfs);
@@ -726,7 +752,6 @@ static int drop_privileges(Daemon *d) {
         return 0;
 }
 
-/* Everything that does not depend on the policy: the sysfs root, the event loop, the knobs' watch. */
 int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         _cleanup_(daemon_freep) Daemon *d = NULL;
         int r;
@@ -743,7 +768,6 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                 return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root, sysfs_strerror(-r));
         if (r < 0)
                 return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
-        d->ptes_max = knob_ptes_max_read(d->sysfs);
 
         r = sd_event_default(&d->event);
         if (r < 0)
@@ -751,11 +775,6 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = watches_new(&d->watches);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot create the inotify instance for the knobs");
-        /*
-         * The one place the daemon's proc root is built, for the writers and
-         * the metrics. In a pod, /proc is the pod's: meminfo and vmstat are
-         * node-wide there too, but only a pod with hostPID sees the writers.
-         */
         r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot build the path of /proc");
@@ -768,10 +787,6 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         return 0;
 }
 
-/*
- * Loads the policy (an invalid one: every error logged, nothing written),
- * applies it, sets up every event source, and tells systemd we are ready.
- */
 int daemon_start(Daemon *d) {
         _cleanup_diag_ Diag diag = {};
         _cleanup_policy_ Policy *p = NULL;
@@ -822,34 +837,22 @@ int daemon_start(Daemon *d) {
                 return log_error_errno(&d->log, r, "cannot set up the watchdog");
 
         log_plain(&d->log, LOG_INFO, "started: %s %zu knobs from %s under %s, %u %s at startup",
-                  daemon_mode(d) == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d->policy->n_knobs,
+                  d->policy->mode == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d->policy->n_knobs,
                   d->options->config, d->sysfs->thp_dir, corrected,
-                  daemon_mode(d) == POLICY_MODE_AUDIT ? "drifted" : "corrected");
+                  d->policy->mode == POLICY_MODE_AUDIT ? "drifted" : "corrected");
         d->metrics_dirty = true;
         daemon_metrics_update(d);
         daemon_notify_status(d, "READY=1\n", corrected, "startup");
         return 0;
 }
 
-int daemon_run(const DaemonOptions *o) {
-        _cleanup_(daemon_freep) Daemon *d = NULL;
-        Logger log;
+int daemon_loop(Daemon *d) {
         int r;
-
-        logger_init(&log, o->log_target, JOURNAL_SOCKET, stderr);
-        /*
-         * A log line nobody reads (stderr piped into `head`, a closed console)
-         * must never stop enforcement: a failed write returns EPIPE instead.
-         */
-        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
-                return log_error_errno(&log, -errno, "cannot ignore SIGPIPE"), EXIT_FAILURE;
-        if (daemon_new(o, &log, &d) < 0 || daemon_start(d) < 0)
-                return EXIT_FAILURE;
 
         r = sd_event_loop(d->event);
         if (r < 0)
                 log_error_errno(&d->log, r, "the event loop failed");
-        daemon_flush_records(d, true);
+        flush_records(d, true);
         /* A clean stop leaves thpguard_up 0 in the metrics, and the knobs as they are. */
         d->stopped = true;
         if (daemon_metrics_path(d))

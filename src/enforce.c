@@ -7,13 +7,13 @@
 
 #include "thpguard/fileio.h"
 
-void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max, PolicyMode mode,
+void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, PolicyMode mode,
                   EnforceOutcome *ret) {
         EnforceOutcome o = { .action = ENFORCE_NONE };
         KnobStatus after;
         int r;
 
-        knob_status_read(s, k, h, ptes_max, &o.before);
+        compliance_read(s, k, h, &o.before);
         if (o.before.state != KNOB_STATE_DRIFT) {
                 *ret = o;
                 return;
@@ -35,7 +35,7 @@ void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t 
         o.written = true;
 
         /* Confirm: the kernel may accept a write and keep another value. */
-        knob_status_read(s, k, h, ptes_max, &after);
+        compliance_read(s, k, h, &after);
         snprintf(o.after, sizeof(o.after), "%s", after.actual);
         if (after.state == KNOB_STATE_OK)
                 o.action = ENFORCE_CORRECTED;

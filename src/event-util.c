@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 
 uint64_t now_usec(clockid_t clock) {
         struct timespec ts;
@@ -12,13 +13,23 @@ uint64_t now_usec(clockid_t clock) {
         return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* The loop's cached time, as sd_event_*_relative() use: the time its handlers were woken at. */
-static inline uint64_t event_now(sd_event *e, clockid_t clock) {
+uint64_t event_now(sd_event *e, clockid_t clock) {
         uint64_t t;
 
         if (sd_event_now(e, clock, &t) < 0)
                 return now_usec(clock);
         return t;
+}
+
+int event_arm_timer(sd_event_source *timer, uint64_t usec) {
+        int r;
+
+        r = sd_event_source_set_time(timer, usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                (void)sd_event_exit(sd_event_source_get_event(timer), EXIT_FAILURE);
+        return r;
 }
 
 static inline uint64_t add_saturating(uint64_t a, uint64_t b) {
@@ -69,8 +80,9 @@ int event_add_signal(sd_event *e, sd_event_source **ret, int sig, sd_event_signa
 #else
         sigset_t mask;
 
-        /* sigprocmask(), not pthread_sigmask(): the daemon has one thread, and
-         * glibc before 2.34 keeps the latter in libpthread. */
+        /* sigprocmask(), not pthread_sigmask(): the daemon has one thread (its
+         * writer gate is a child process of its own, not a thread), and glibc
+         * before 2.34 keeps the latter in libpthread. */
         if (sigemptyset(&mask) < 0 || sigaddset(&mask, sig) < 0)
                 return -EINVAL;
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
@@ -101,6 +113,7 @@ int event_ratelimit_init(EventRateLimit *rl, sd_event_source *source, uint64_t i
                               on_ratelimit_resume, rl);
         if (r < 0)
                 return r;
+        (void)sd_event_source_set_description(rl->resume_timer, "ratelimit-resume");
         return sd_event_source_set_enabled(rl->resume_timer, SD_EVENT_OFF);
 #endif
 }

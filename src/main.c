@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "thpguard/compliance.h"
 #include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
+#include "thpguard/log.h"
 #include "thpguard/metrics.h"
 #include "thpguard/path.h"
 #include "thpguard/policy.h"
@@ -211,30 +213,26 @@ static int parse_argv(int argc, char **argv, Args *ret) {
         return 0;
 }
 
-static int open_sysfs(const char *root, Sysfs **ret, uint64_t *ret_ptes_max) {
+static int open_sysfs(const char *root, Sysfs **ret) {
         int r;
 
         r = sysfs_new(root, ret);
-        if (r < 0) {
+        if (r < 0)
                 fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, sysfs_strerror(-r));
-                return r;
-        }
-        *ret_ptes_max = knob_ptes_max_read(*ret);
-        return 0;
+        return r;
 }
 
 static int run_check_config(const Args *a) {
         _cleanup_diag_ Diag diag = {};
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_sysfs_ Sysfs *s = NULL;
-        uint64_t ptes_max;
         int r;
 
         r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
         if (r >= 0) {
-                r = open_sysfs(a->sysfs_root, &s, &ptes_max);
+                r = open_sysfs(a->sysfs_root, &s);
                 if (r >= 0)
-                        compliance_check_policy(p, s, ptes_max, &diag);
+                        compliance_check_policy(p, s, &diag);
         }
         diag_print(&diag, stderr);
         if (r < 0)
@@ -244,8 +242,7 @@ static int run_check_config(const Args *a) {
 }
 
 /* --verify and --once: the policy (its diagnostics printed) and the sysfs root, or an error said. */
-static int open_policy_and_sysfs(const Args *a, Policy **ret_policy, Sysfs **ret_sysfs,
-                                 uint64_t *ret_ptes_max) {
+static int open_policy_and_sysfs(const Args *a, Policy **ret_policy, Sysfs **ret_sysfs) {
         _cleanup_diag_ Diag diag = {};
         _cleanup_policy_ Policy *p = NULL;
         int r;
@@ -254,7 +251,7 @@ static int open_policy_and_sysfs(const Args *a, Policy **ret_policy, Sysfs **ret
         diag_print(&diag, stderr);
         if (r < 0)
                 return r;
-        r = open_sysfs(a->sysfs_root, ret_sysfs, ret_ptes_max);
+        r = open_sysfs(a->sysfs_root, ret_sysfs);
         if (r < 0)
                 return r;
         *ret_policy = TAKE_PTR(p);
@@ -266,16 +263,15 @@ static int run_verify(const Args *a) {
         _cleanup_sysfs_ Sysfs *s = NULL;
         _cleanup_free_ KnobStatus *statuses = NULL;
         bool drift = false, error = false;
-        uint64_t ptes_max;
 
-        if (open_policy_and_sysfs(a, &p, &s, &ptes_max) < 0)
+        if (open_policy_and_sysfs(a, &p, &s) < 0)
                 return EXIT_ERROR;
 
         statuses = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*statuses));
         if (!statuses)
                 return EXIT_ERROR;
         for (size_t i = 0; i < p->n_knobs; i++) {
-                knob_status_read(s, &p->knobs[i], NULL, ptes_max, &statuses[i]);
+                compliance_read(s, &p->knobs[i], NULL, &statuses[i]);
                 drift |= statuses[i].state == KNOB_STATE_DRIFT;
                 error |= statuses[i].state == KNOB_STATE_ERROR;
         }
@@ -292,9 +288,8 @@ static int run_once(const Args *a) {
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_sysfs_ Sysfs *s = NULL;
         bool compliant = true, error = false;
-        uint64_t ptes_max;
 
-        if (open_policy_and_sysfs(a, &p, &s, &ptes_max) < 0)
+        if (open_policy_and_sysfs(a, &p, &s) < 0)
                 return EXIT_ERROR;
 
         for (size_t i = 0; i < p->n_knobs; i++) {
@@ -302,7 +297,7 @@ static int run_once(const Args *a) {
                 EnforceOutcome o;
                 char why[256];
 
-                enforce_knob(s, k, NULL, ptes_max, p->mode, &o);
+                enforce_knob(s, k, NULL, p->mode, &o);
                 switch (o.action) {
                 case ENFORCE_CORRECTED:
                         printf("%s: %s -> %s\n", k->path, o.before.actual, k->desired);
@@ -329,6 +324,30 @@ static int run_once(const Args *a) {
         }
         /* As --verify: a knob that cannot be read (refused, unreadable) is an error, not drift. */
         return error ? EXIT_ERROR : compliant ? EXIT_COMPLIANT : EXIT_DRIFT;
+}
+
+/* The daemon: set up, started, run until SIGTERM or SIGINT. Returns the exit status. */
+static int run_daemon(const Args *a) {
+        _cleanup_(daemon_freep) Daemon *d = NULL;
+        DaemonOptions o = {
+                .config = a->config,
+                .sysfs_root = a->sysfs_root,
+                .audit = a->audit,
+                .metrics_file = a->metrics_file,
+                .nfd_features_file = a->nfd_features_file,
+        };
+        Logger log;
+
+        logger_init(&log, a->log_target, JOURNAL_SOCKET, stderr);
+        /*
+         * A log line nobody reads (stderr piped into `head`, a closed console)
+         * must never stop enforcement: a failed write returns EPIPE instead.
+         */
+        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+                return log_error_errno(&log, -errno, "cannot ignore SIGPIPE"), EXIT_FAILURE;
+        if (daemon_new(&o, &log, &d) < 0 || daemon_start(d) < 0)
+                return EXIT_FAILURE;
+        return daemon_loop(d);
 }
 
 static int confine(const Args *a, const char *metrics_file);
@@ -450,15 +469,7 @@ int main(int argc, char **argv) {
                 return run_alive(&a);
         case ACTION_DAEMON:
         default: {
-                DaemonOptions o = {
-                        .config = a.config,
-                        .sysfs_root = a.sysfs_root,
-                        .audit = a.audit,
-                        .log_target = a.log_target,
-                        .metrics_file = a.metrics_file,
-                        .nfd_features_file = a.nfd_features_file,
-                };
-                return daemon_run(&o);
+                return run_daemon(&a);
         }
         }
 }

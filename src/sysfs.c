@@ -9,6 +9,8 @@
 #include <sys/statfs.h>
 
 #include "thpguard/fileio.h"
+#include "thpguard/knob-value.h"
+#include "thpguard/knob.h"
 #include "thpguard/path.h"
 
 Sysfs *sysfs_free(Sysfs *s) {
@@ -29,6 +31,21 @@ static int check_default_root(const char *root, int fd) {
         if (fstatfs(fd, &sfs) < 0)
                 return -errno;
         return sfs.f_type == SYSFS_MAGIC ? 0 : -ENODEV;
+}
+
+static uint64_t read_ptes_max(const Sysfs *s) {
+        char buf[64];
+        uint64_t pmd;
+        size_t len;
+        long page;
+
+        if (sysfs_read(s, "hpage_pmd_size", buf, sizeof(buf), &len) < 0 ||
+            knob_value_parse_u64(buf, len, &pmd) < 0)
+                return PTES_MAX_UNKNOWN;
+        page = sysconf(_SC_PAGESIZE);
+        if (page <= 0 || pmd < (uint64_t)page)
+                return PTES_MAX_UNKNOWN;
+        return knob_ptes_max(pmd, (uint64_t)page);
 }
 
 int sysfs_new(const char *root, Sysfs **ret) {
@@ -60,9 +77,14 @@ int sysfs_new(const char *root, Sysfs **ret) {
         s->thp_dir = strdup(buf);
         if (!s->root || !s->thp_dir)
                 return -ENOMEM;
+        s->ptes_max = read_ptes_max(s);
 
         *ret = TAKE_PTR(s);
         return 0;
+}
+
+uint64_t sysfs_ptes_max(const Sysfs *s) {
+        return s->ptes_max;
 }
 
 const char *sysfs_strerror(int errnum) {

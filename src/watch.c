@@ -5,6 +5,23 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
+
+/* The mask we watch: writes, plus files and directories coming and going (fixture trees, hotplug). */
+#define WATCH_MASK                                                                                          \
+        (IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
+
+typedef struct WatchDir {
+        char rel[KNOB_PATH_MAX]; /* "" for transparent_hugepage/ itself */
+        int wd;                  /* -1 while the watch is lost */
+} WatchDir;
+
+struct Watches {
+        int fd;
+        WatchDir *dirs;
+        size_t n_dirs;
+        size_t n_unlisted; /* directories left out when memory ran short: unwatched until the next sync */
+};
 
 int watches_new(Watches **ret) {
         Watches *w = calloc(1, sizeof(*w));
@@ -110,9 +127,137 @@ size_t watches_lost(const Watches *w) {
         return lost;
 }
 
-WatchDir *watches_find(Watches *w, int wd) {
+int watches_fd(const Watches *w) {
+        return w->fd;
+}
+
+size_t watches_listed(const Watches *w) {
+        return w->n_dirs;
+}
+
+bool watches_quiet(const Watches *w) {
+        int queued = 0;
+
+        return ioctl(w->fd, FIONREAD, &queued) >= 0 && queued == 0;
+}
+
+static WatchDir *find_dir(Watches *w, int wd) {
         for (size_t i = 0; i < w->n_dirs; i++)
                 if (w->dirs[i].wd == wd)
                         return &w->dirs[i];
         return NULL;
+}
+
+int watches_next(Watches *w, const void *buf, size_t n, size_t *offset, WatchEvent *ret) {
+        const struct inotify_event *ev;
+        WatchDir *dir;
+
+        if (*offset + sizeof(*ev) > n)
+                return 0;
+        ev = (const struct inotify_event *)((const char *)buf + *offset);
+        if (ev->len > n - *offset - sizeof(*ev))
+                return 0;
+        *offset += sizeof(*ev) + ev->len;
+
+        *ret = (WatchEvent){ .overflow = ev->mask & IN_Q_OVERFLOW };
+        dir = ret->overflow ? NULL : find_dir(w, ev->wd);
+        if (!dir)
+                return 1;
+        ret->dir = dir->rel;
+        if (ev->mask & IN_IGNORED) {
+                dir->wd = -1;
+                ret->lost = true;
+                return 1;
+        }
+        /* A watch follows its directory renamed away: drop it, so the recheck watches the path again. */
+        if (ev->mask & IN_MOVE_SELF)
+                inotify_rm_watch(w->fd, ev->wd);
+        if (ev->len > 0 && !(ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
+                ret->name = ev->name;
+        ret->replaced = ev->mask & (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF);
+        return 1;
+}
+
+struct FileWatch {
+        int fd;
+        char dir[PATH_MAX];
+        char name[NAME_MAX + 1];
+};
+
+int file_watch_new(const char *path, FileWatch **ret) {
+        _cleanup_(file_watch_freep) FileWatch *w = NULL;
+        const char *slash = strrchr(path, '/');
+        const char *name = slash ? slash + 1 : path;
+
+        if (strlen(name) > NAME_MAX || strlen(path) >= PATH_MAX)
+                return -ENAMETOOLONG;
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->fd = -1;
+        snprintf(w->name, sizeof(w->name), "%s", name);
+        if (!slash)
+                snprintf(w->dir, sizeof(w->dir), ".");
+        else if (slash == path)
+                snprintf(w->dir, sizeof(w->dir), "/");
+        else
+                snprintf(w->dir, sizeof(w->dir), "%.*s", (int)(slash - path), path);
+        w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (w->fd < 0)
+                return -errno;
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+FileWatch *file_watch_free(FileWatch *w) {
+        if (!w)
+                return NULL;
+        if (w->fd >= 0)
+                close(w->fd);
+        free(w);
+        return NULL;
+}
+
+int file_watch_start(FileWatch *w) {
+        if (inotify_add_watch(w->fd, w->dir,
+                              IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB |
+                                  IN_MOVED_FROM) < 0)
+                return -errno;
+        return 0;
+}
+
+int file_watch_fd(const FileWatch *w) {
+        return w->fd;
+}
+
+const char *file_watch_dir(const FileWatch *w) {
+        return w->dir;
+}
+
+bool file_watch_changed(FileWatch *w) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        bool changed = false;
+
+        for (;;) {
+                ssize_t n = read(w->fd, buf, sizeof(buf));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (char *p = buf; p < buf + n;) {
+                        const struct inotify_event *ev = (const struct inotify_event *)p;
+
+                        p += sizeof(*ev) + ev->len;
+                        /*
+                         * Our file, or a ConfigMap's "..data" symlink swap: the kubelet renames
+                         * ..data_tmp over ..data and never writes the file itself. Its other
+                         * steps (new and removed ..<timestamp> dirs) would only reload twice.
+                         */
+                        if (ev->mask & IN_Q_OVERFLOW || (ev->len > 0 && (strcmp(ev->name, w->name) == 0 ||
+                                                                         strcmp(ev->name, "..data") == 0)))
+                                changed = true;
+                }
+        }
+        return changed;
 }

@@ -282,20 +282,18 @@ static double recheck_work_us(const char *conf) {
         _cleanup_sysfs_ Sysfs *s = NULL;
         SysfsHandle h[16];
         struct timespec a, b;
-        uint64_t ptes_max;
 
         if (policy_load(conf, &diag, &p) < 0 || p->n_knobs > 16 || sysfs_new("/sys", &s) < 0) {
                 diag_print(&diag, stderr);
                 return -1;
         }
-        ptes_max = knob_ptes_max_read(s);
         for (size_t i = 0; i < p->n_knobs; i++)
                 h[i] = SYSFS_HANDLE_CLOSED;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
         for (int n = 0; n < RECHECKS_IN_PROCESS; n++)
                 for (size_t i = 0; i < p->n_knobs; i++) {
                         KnobStatus st;
-                        knob_status_read(s, &p->knobs[i], &h[i], ptes_max, &st);
+                        compliance_read(s, &p->knobs[i], &h[i], &st);
                         if (st.state != KNOB_STATE_OK)
                                 fprintf(stderr, "recheck: %s is %s\n", p->knobs[i].path,
                                         knob_state_to_string(st.state)),

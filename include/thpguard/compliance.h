@@ -25,28 +25,21 @@ typedef struct KnobStatus {
         char reason[256];            /* why, for unsupported and error */
 } KnobStatus;
 
-/* No upper bound known for max_ptes_* (hpage_pmd_size unreadable). */
-#define PTES_MAX_UNKNOWN UINT64_MAX
-
-/* The max_ptes_* upper bound from hpage_pmd_size below s and the page size; PTES_MAX_UNKNOWN if unknown. */
-uint64_t knob_ptes_max_read(const Sysfs *s);
-
 /*
  * read_result is 0 with buf/len holding the file's content, or the -errno
  * of reading it. ptes_max bounds the max_ptes_* knobs.
  */
-void knob_status_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
-                          uint64_t ptes_max, KnobStatus *ret);
+void compliance_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
+                         uint64_t ptes_max, KnobStatus *ret);
 
-/* Reads the knob below s (through h when not NULL) and evaluates it. */
-void knob_status_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max,
-                      KnobStatus *ret);
+/* Reads the knob below s (through h when not NULL) and evaluates it against s's max_ptes_* bound. */
+void compliance_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, KnobStatus *ret);
 
 /*
  * Checks every knob of p against the kernel under s, adding a warning (with
  * the policy line) for each that will be skipped as unsupported or cannot be
  * read. Writes nothing.
  */
-void compliance_check_policy(const Policy *p, const Sysfs *s, uint64_t ptes_max, Diag *diag);
+void compliance_check_policy(const Policy *p, const Sysfs *s, Diag *diag);
 
 const char *knob_state_to_string(KnobState state);

@@ -10,15 +10,37 @@
 #include <stdbool.h>
 
 #include "thpguard/log.h"
+#include "thpguard/macro.h"
 
 typedef struct DaemonOptions {
         const char *config;
         const char *sysfs_root;
-        bool audit; /* --audit: overrides the policy's mode */
-        LogTarget log_target;
+        bool audit;                    /* --audit: the policy's mode is audit (policy_load_as_daemon()) */
         const char *metrics_file;      /* --metrics-file: overrides the policy's metrics_file */
         const char *nfd_features_file; /* --nfd-features-file: overrides the policy's nfd_features_file */
 } DaemonOptions;
 
-/* Runs until SIGTERM/SIGINT. Returns the process exit status. */
-int daemon_run(const DaemonOptions *o);
+typedef struct Daemon Daemon;
+
+/*
+ * Everything that does not depend on the policy: the sysfs root, the event
+ * loop, the knobs' watch, the writers' fanotify groups; then every
+ * privilege dropped. o must outlive the daemon. Each failure is logged.
+ */
+int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret);
+
+/*
+ * Loads the policy (an invalid one: every error logged, nothing written),
+ * applies it, sets up every event source, and tells systemd we are ready.
+ */
+int daemon_start(Daemon *d);
+
+/*
+ * Runs the event loop until SIGTERM or SIGINT, then writes the records
+ * still waiting and the metrics of a stopped daemon. Returns the process
+ * exit status.
+ */
+int daemon_loop(Daemon *d);
+
+Daemon *daemon_free(Daemon *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Daemon *, daemon_free);

@@ -27,8 +27,7 @@ typedef struct EnforceOutcome {
 } EnforceOutcome;
 
 /* h, when not NULL, is the knob's open file (the daemon's); NULL reads and writes by path. */
-void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, uint64_t ptes_max, PolicyMode mode,
-                  EnforceOutcome *ret);
+void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, PolicyMode mode, EnforceOutcome *ret);
 
 /* "write failed: sysfs is read-only here (...)" and the like, for logs. */
 void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size);

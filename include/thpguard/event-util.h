@@ -19,6 +19,20 @@
 /* Now on a clock, in microseconds, like systemd's now(). */
 uint64_t now_usec(clockid_t clock);
 
+/*
+ * The loop's cached time, as sd_event_*_relative() use: the time its
+ * handlers were woken at, so every handler of one wakeup sees the same.
+ */
+uint64_t event_now(sd_event *e, clockid_t clock);
+
+/*
+ * Arms a timer once, for an absolute time on its clock. A timer that cannot
+ * fire would silently stop its work: on failure the loop is told to exit
+ * with EXIT_FAILURE (systemd restarts us), and the error is returned for
+ * the caller to say which timer it was.
+ */
+int event_arm_timer(sd_event_source *timer, uint64_t usec);
+
 /* sd_event_add_time_relative() (libsystemd 247). */
 int event_add_time_relative(sd_event *e, sd_event_source **ret, clockid_t clock, uint64_t usec,
                             uint64_t accuracy, sd_event_time_handler_t callback, void *userdata);

@@ -15,9 +15,13 @@
 
 #define SYSFS_THP_DIR "kernel/mm/transparent_hugepage"
 
+/* No upper bound known for max_ptes_* (hpage_pmd_size unreadable). */
+#define PTES_MAX_UNKNOWN UINT64_MAX
+
 typedef struct Sysfs {
         char *root;
-        char *thp_dir; /* <root>/kernel/mm/transparent_hugepage */
+        char *thp_dir;     /* <root>/kernel/mm/transparent_hugepage */
+        uint64_t ptes_max; /* read once by sysfs_new(): sysfs_ptes_max() */
 } Sysfs;
 
 /*
@@ -30,6 +34,12 @@ typedef struct Sysfs {
  * -ELOOP for a symlink on the way to the THP directory.
  */
 int sysfs_new(const char *root, Sysfs **ret);
+
+/*
+ * The max_ptes_* upper bound of this kernel, from hpage_pmd_size (read by
+ * sysfs_new()) and the page size; PTES_MAX_UNKNOWN if unknown.
+ */
+uint64_t sysfs_ptes_max(const Sysfs *s);
 
 /* Why sysfs_new() failed, for "--sysfs-root ROOT: <this>"; errnum > 0. */
 const char *sysfs_strerror(int errnum);

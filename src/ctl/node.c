@@ -88,7 +88,7 @@ static CtlKnob *knob_append(CtlNode *n, size_t *cap) {
 }
 
 /* Reads and judges one knob; the policy comparison is the core's, on the same buffer. */
-static void knob_evaluate(const Sysfs *s, const Policy *p, uint64_t ptes_max, CtlKnob *k) {
+static void knob_evaluate(const Sysfs *s, const Policy *p, CtlKnob *k) {
         char buf[KNOB_READ_MAX + 1];
         size_t len = 0;
         int r;
@@ -103,7 +103,7 @@ static void knob_evaluate(const Sysfs *s, const Policy *p, uint64_t ptes_max, Ct
         if (k->policy) {
                 KnobStatus st;
 
-                knob_status_evaluate(k->policy, r, buf, len, ptes_max, &st);
+                compliance_evaluate(k->policy, r, buf, len, sysfs_ptes_max(s), &st);
                 k->state = st.state == KNOB_STATE_OK            ? CTL_KNOB_COMPLIANT
                            : st.state == KNOB_STATE_DRIFT       ? CTL_KNOB_DRIFT
                            : st.state == KNOB_STATE_UNSUPPORTED ? CTL_KNOB_UNSUPPORTED
@@ -228,11 +228,8 @@ static int size_stats_read(const Sysfs *s, CtlSizeStats *z) {
 static int collect_knobs(CtlNode *n, const Sysfs *s) {
         _cleanup_(closedirp) DIR *d = NULL;
         size_t cap = 0, cap_sizes = 0;
-        uint64_t ptes_max;
         struct dirent *de;
         int r;
-
-        ptes_max = knob_ptes_max_read(s);
 
         r = knobs_in_dir(n, &cap, s, "", KNOB_GROUP_TOP, 0);
         if (r < 0)
@@ -298,7 +295,7 @@ static int collect_knobs(CtlNode *n, const Sysfs *s) {
         }
 
         for (size_t i = 0; i < n->n_knobs; i++)
-                knob_evaluate(s, n->policy, ptes_max, &n->knobs[i]);
+                knob_evaluate(s, n->policy, &n->knobs[i]);
         if (n->n_knobs > 0)
                 qsort(n->knobs, n->n_knobs, sizeof(*n->knobs), cmp_knob);
         for (size_t i = 0; i < n->n_knobs; i++) {

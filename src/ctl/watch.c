@@ -31,7 +31,6 @@ struct WatchSession {
         const CtlWatchOptions *o;
         CtlNode node; /* the startup collection: policy, sizes, journal */
         Sysfs *sysfs;
-        uint64_t ptes_max;
         char *buf; /* PROCFS_VMSTAT_SIZE_MAX, for vmstat and meminfo */
         ProcVmstat *vmstat;
         MetricsKhugepaged khugepaged;
@@ -143,7 +142,7 @@ static void sample_knobs(WatchSession *w, WatchFrame *fr) {
         for (size_t i = 0; p && i < p->n_knobs; i++) {
                 KnobStatus st;
 
-                knob_status_read(w->sysfs, &p->knobs[i], NULL, w->ptes_max, &st);
+                compliance_read(w->sysfs, &p->knobs[i], NULL, &st);
                 fr->n_policy_knobs++;
                 fr->n_policy_drift += st.state == KNOB_STATE_DRIFT;
                 fr->n_policy_error += st.state == KNOB_STATE_ERROR;
@@ -302,7 +301,6 @@ static int watch_session_new(const CtlWatchOptions *o, WatchSession **ret) {
         r = sysfs_new(o->status.sysfs_root, &w->sysfs);
         if (r < 0)
                 return r;
-        w->ptes_max = knob_ptes_max_read(w->sysfs);
         w->buf = malloc(PROCFS_VMSTAT_SIZE_MAX);
         w->vmstat = malloc(sizeof(*w->vmstat));
         w->top = calloc(o->status.top ? o->status.top : 1, sizeof(*w->top));

@@ -7,7 +7,7 @@
  * Beyond "does not crash", it checks what callers rely on: a failed parse
  * leaves the output untouched, and a successful one yields NUL-terminated
  * words of the documented shape. The input then goes through the daemon's
- * decision (knob_status_evaluate()) for a choice, a boolean and a bounded
+ * decision (compliance_evaluate()) for a choice, a boolean and a bounded
  * numeric knob: "ok" must mean the kernel holds exactly the desired value,
  * and "drift" (which makes the daemon write) only a value it can write.
  */
@@ -105,7 +105,7 @@ static void check_status(KnobGroup group, const char *key, const char *desired, 
 
         for (size_t i = 0; i < sizeof(ptes_max) / sizeof(ptes_max[0]); i++) {
                 memset(&st, 0x5a, sizeof(st));
-                knob_status_evaluate(&k, 0, (const char *)data, size, ptes_max[i], &st);
+                compliance_evaluate(&k, 0, (const char *)data, size, ptes_max[i], &st);
                 FUZZ_ASSERT(fuzz_terminated(st.actual, sizeof(st.actual)));
                 FUZZ_ASSERT(st.state == KNOB_STATE_OK || st.state == KNOB_STATE_DRIFT ||
                             st.state == KNOB_STATE_UNSUPPORTED || st.state == KNOB_STATE_ERROR);
@@ -126,9 +126,9 @@ static void check_status(KnobGroup group, const char *key, const char *desired, 
                         FUZZ_ASSERT(fuzz_terminated(st.reason, sizeof(st.reason)) && st.reason[0]);
         }
         /* A read error is reported as such whatever the buffer holds. */
-        knob_status_evaluate(&k, -ENOENT, (const char *)data, size, 511, &st);
+        compliance_evaluate(&k, -ENOENT, (const char *)data, size, 511, &st);
         FUZZ_ASSERT(st.state == KNOB_STATE_UNSUPPORTED);
-        knob_status_evaluate(&k, -EIO, (const char *)data, size, 511, &st);
+        compliance_evaluate(&k, -EIO, (const char *)data, size, 511, &st);
         FUZZ_ASSERT(st.state == KNOB_STATE_ERROR);
 }
 

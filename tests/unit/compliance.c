@@ -21,7 +21,7 @@ static PolicyKnob knob(KnobGroup group, const char *key, const char *desired) {
 static KnobStatus eval(const PolicyKnob *k, int read_result, const char *content, uint64_t ptes_max) {
         KnobStatus st;
 
-        knob_status_evaluate(k, read_result, content, content ? strlen(content) : 0, ptes_max, &st);
+        compliance_evaluate(k, read_result, content, content ? strlen(content) : 0, ptes_max, &st);
         return st;
 }
 

@@ -145,8 +145,39 @@ static void test_signal_is_blocked_and_delivered(void **state) {
         sd_event_unref(e);
 }
 
+/* An armed timer fires once at its time; one that cannot be armed ends the loop with EXIT_FAILURE. */
+static void test_arm_timer(void **state) {
+        sd_event *e = NULL;
+        sd_event_source *t = NULL;
+        uint64_t start, fired = 0;
+        int enabled;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(sd_event_add_time(e, &t, CLOCK_MONOTONIC, 0, 1, on_time, &fired), 0);
+        assert_int_equal(sd_event_source_set_enabled(t, SD_EVENT_OFF), 0);
+        start = event_now(e, CLOCK_MONOTONIC); /* no wakeup yet: the clock's now */
+        assert_true(start > 0);
+
+        assert_int_equal(event_arm_timer(t, start + 20 * USEC_PER_MSEC), 0);
+        while (!fired)
+                assert_true(sd_event_run(e, UINT64_MAX) >= 0);
+        assert_true(fired >= start + 20 * USEC_PER_MSEC);
+        /* Once: it is off again, and the loop's now is its wakeup. */
+        assert_int_equal(sd_event_source_get_enabled(t, &enabled), 0);
+        assert_int_equal(enabled, SD_EVENT_OFF);
+        assert_true(event_now(e, CLOCK_MONOTONIC) >= start + 20 * USEC_PER_MSEC);
+
+        /* A timer whose loop has ended cannot be armed: the error comes back. */
+        assert_int_equal(sd_event_exit(e, 0), 0);
+        assert_true(sd_event_run(e, 0) >= 0);
+        assert_true(event_arm_timer(t, start) < 0);
+        event_source_disable_unref(t);
+        sd_event_unref(e);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_arm_timer),
                 cmocka_unit_test(test_ratelimit_holds_within_interval),
                 cmocka_unit_test(test_ratelimit_resumes_after_interval),
                 cmocka_unit_test(test_relative_timers_wait_at_least),

@@ -19,68 +19,11 @@
 #include <cmocka.h>
 
 #include "thpguard/sysfs.h"
-
-#define THP "kernel/mm/transparent_hugepage"
-
-typedef struct Tree {
-        char root[64];
-        Sysfs *sysfs;
-} Tree;
-
-static void path_of(const Tree *t, const char *rel, char *buf, size_t size) {
-        snprintf(buf, size, "%s/%s", t->root, rel);
-}
-
-static void put(const Tree *t, const char *rel, const char *text) {
-        char p[256];
-        FILE *f;
-
-        path_of(t, rel, p, sizeof(p));
-        f = fopen(p, "we");
-        assert_non_null(f);
-        fputs(text, f);
-        assert_int_equal(fclose(f), 0);
-}
-
-static void make_dir(const Tree *t, const char *rel) {
-        char p[256];
-
-        path_of(t, rel, p, sizeof(p));
-        assert_int_equal(mkdir(p, 0755), 0);
-}
-
-static void move(const Tree *t, const char *from, const char *to) {
-        char a[256], b[256];
-
-        path_of(t, from, a, sizeof(a));
-        path_of(t, to, b, sizeof(b));
-        assert_int_equal(rename(a, b), 0);
-}
-
-static char *slurp(const Tree *t, const char *rel) {
-        static char buf[256];
-        char p[256];
-        FILE *f;
-        size_t n;
-
-        path_of(t, rel, p, sizeof(p));
-        f = fopen(p, "re");
-        assert_non_null(f);
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        buf[n] = '\0';
-        fclose(f);
-        return buf;
-}
+#include "tree.h"
 
 static int setup(void **state) {
-        Tree *t = calloc(1, sizeof(*t));
+        Tree *t = tree_new("sysfs");
 
-        assert_non_null(t);
-        snprintf(t->root, sizeof(t->root), "/tmp/thpguard-sysfs.XXXXXX");
-        assert_non_null(mkdtemp(t->root));
-        make_dir(t, "kernel");
-        make_dir(t, "kernel/mm");
-        make_dir(t, THP);
         make_dir(t, THP "/khugepaged");
         make_dir(t, "outside");
         put(t, THP "/enabled", "always [madvise] never\n");
@@ -92,13 +35,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-        Tree *t = *state;
-        char cmd[128];
-
-        sysfs_free(t->sysfs);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
-        assert_int_equal(system(cmd), 0);
-        free(t);
+        tree_free(*state);
         return 0;
 }
 
@@ -259,8 +196,27 @@ static void test_roots(void **state) {
         }
 }
 
+/* The max_ptes_* bound is read once, from hpage_pmd_size below the root; unknown when it cannot be. */
+static void test_ptes_max(void **state) {
+        Tree *t = *state;
+        Sysfs *s = NULL;
+
+        assert_true(sysfs_ptes_max(t->sysfs) == PTES_MAX_UNKNOWN); /* no hpage_pmd_size in the tree */
+
+        put(t, THP "/hpage_pmd_size", "2097152\n");
+        assert_int_equal(sysfs_new(t->root, &s), 0);
+        assert_int_equal(sysfs_ptes_max(s), 2097152 / (uint64_t)sysconf(_SC_PAGESIZE) - 1);
+        sysfs_free(s);
+
+        put(t, THP "/hpage_pmd_size", "huge\n");
+        assert_int_equal(sysfs_new(t->root, &s), 0);
+        assert_true(sysfs_ptes_max(s) == PTES_MAX_UNKNOWN);
+        sysfs_free(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_ptes_max, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_dir_replaced, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_file_replaced, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_dir_becomes_symlink, setup, teardown),
