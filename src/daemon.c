@@ -23,6 +23,7 @@
 #include "thpguard/compliance.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
+#include "thpguard/priority.h"
 
 /*
  * A writer looping flat out raises IN_MODIFY as fast as it writes. Past this
@@ -741,8 +742,10 @@ Daemon *daemon_free(Daemon *d) {
  */
 static int drop_privileges(Daemon *d) {
         char why[256];
-        int r;
+        int r, nice;
 
+        /* Best effort, while CAP_SYS_NICE may still be held: priority.h says why. */
+        (void)priority_raise(&nice);
         r = capability_drop_all();
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot drop capabilities");
