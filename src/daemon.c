@@ -139,7 +139,7 @@ static void log_correction(Daemon *d, size_t i, const EnforceOutcome *o, Trigger
                           o->before.actual, k->desired, cause);
                 break;
         case ENFORCE_FAILED:
-                snprintf(errno_str, sizeof(errno_str), "%d", o->error);
+                snprintf(errno_str, sizeof(errno_str), "%d", -o->error);
                 enforce_describe_failure(o, why, sizeof(why));
                 log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_CORRECTION_FAILED, f, ELEMENTSOF(f),
                           "failed to correct %s: %s -> %s (%s): %s", k->path, o->before.actual, k->desired,
