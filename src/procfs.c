@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "thpguard/escape.h"
@@ -681,20 +682,25 @@ static void smaps_offer_top(ProcSmaps *s, size_t top_n, const ProcMapping *m) {
         s->top[i] = *m;
 }
 
-/* Totals saturate below PROCFS_UNKNOWN: a hostile file must not make a sum wrap below its parts. */
-static uint64_t add_saturating(uint64_t a, uint64_t b) {
-        return b >= PROCFS_UNKNOWN - 1 - a ? PROCFS_UNKNOWN - 1 : a + b;
+/*
+ * Totals saturate (number.h) below PROCFS_UNKNOWN: a hostile file must not make a sum wrap below its
+ * parts, nor read as unknown.
+ */
+static uint64_t total_add(uint64_t total, uint64_t part) {
+        uint64_t sum = u64_sat_add(total, part);
+
+        return sum == PROCFS_UNKNOWN ? PROCFS_UNKNOWN - 1 : sum;
 }
 
 static void smaps_finish_mapping(ProcSmaps *s, size_t top_n, const ProcMapping *m) {
         s->n_mappings++;
         if (m->rss_kb != PROCFS_UNKNOWN)
-                s->rss_kb = add_saturating(s->rss_kb, m->rss_kb);
+                s->rss_kb = total_add(s->rss_kb, m->rss_kb);
         if (m->anon_huge_pages_kb != PROCFS_UNKNOWN)
-                s->anon_huge_pages_kb = add_saturating(s->anon_huge_pages_kb, m->anon_huge_pages_kb);
+                s->anon_huge_pages_kb = total_add(s->anon_huge_pages_kb, m->anon_huge_pages_kb);
         if (m->advised_huge) {
                 s->n_advised_huge++;
-                s->advised_huge_kb = add_saturating(s->advised_huge_kb, (m->end - m->start) / 1024);
+                s->advised_huge_kb = total_add(s->advised_huge_kb, (m->end - m->start) / 1024);
         }
         if (m->advised_nohuge)
                 s->n_advised_nohuge++;
