@@ -7,8 +7,10 @@
 #include <inttypes.h>
 #include <libconfig.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/metrics.h"

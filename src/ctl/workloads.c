@@ -13,6 +13,7 @@
  * CTL_WORKLOADS_STALLS_MAX of them the rest are left unread and counted.
  * status and cgroup take no lock of the process's and are read directly.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
