@@ -19,6 +19,7 @@
 #include "daemon-internal.h"
 #include "thpguard/capability.h"
 #include "thpguard/compliance.h"
+#include "thpguard/fileio.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
 
@@ -740,7 +741,8 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
 
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
-                return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root, sysfs_strerror(-r));
+                return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root,
+                                       fileio_strerror(-r));
         if (r < 0)
                 return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
         d->ptes_max = knob_ptes_max_read(d->sysfs);

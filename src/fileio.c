@@ -6,12 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
+#include "thpguard/sysfs.h"
 
 /* openat2() came with Linux 5.6 and glibc 2.32's SYS_openat2; older build hosts walk. */
 #if defined(SYS_openat2) && defined(__has_include)
@@ -190,6 +193,10 @@ const char *fileio_strerror(int errnum) {
                 return "a symbolic link on the way, not followed";
         case EBADFD:
                 return "not a regular file (a FIFO, socket or device node), not opened";
+        case FILEIO_EUNSAFE_DIR:
+                return "its directory can be written by a user other than root; refused";
+        case ENODEV:
+                return "no " SYSFS_THP_DIR " below it (a kernel without THP, or not a sysfs mount)";
         default:
                 return strerror(errnum);
         }
@@ -286,4 +293,120 @@ int read_file_below_alloc(const char *root, const char *rel, size_t max, char **
         *ret = TAKE_PTR(buf);
         *ret_len = len;
         return 0;
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                buf += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+/*
+ * The directory of a file thpguardd keeps (the metrics file, the feature
+ * file), opened once from / without following a symlink anywhere: nobody who owns a directory on the way can
+ * point the write elsewhere. The directory itself must be root's (or that of
+ * the user we run as): a directory that belongs to another user is refused.
+ * Its mode is not: the temporary file is created O_EXCL | O_NOFOLLOW and
+ * renamed relative to the directory fd, so whoever else may write there can
+ * only replace or add files, as they could anyway, never steer our write
+ * out of it. A Kubernetes emptyDir, the DaemonSet's, is always root's and
+ * 0777. Parents are walked without symlinks but not owner-checked: Debian's
+ * /var/lib/prometheus/node-exporter (root's, 0755) lies in a directory the
+ * prometheus user owns.
+ */
+static int open_dir(const char *path, const char **ret_name) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *slash = strrchr(path, '/');
+        char dir[PATH_MAX];
+        struct stat st;
+        int r;
+
+        if (path[0] != '/' || !slash[1])
+                return -EINVAL;
+        r = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        if (r < 0 || (size_t)r >= sizeof(dir))
+                return -ENAMETOOLONG;
+        fd = open_below("/", dir, O_PATH | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* Whoever else can write it could have planted what we then present as ours. */
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -FILEIO_EUNSAFE_DIR;
+        *ret_name = slash + 1;
+        r = fd;
+        fd = -EBADF;
+        return r;
+}
+
+/* ".NAME.XXXXXX" in dirfd, created as mkostemp() would, but relative to the directory fd. */
+static int create_temp(int dirfd, const char *name, char *tmp, size_t size) {
+        static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+        for (unsigned attempt = 0; attempt < 100; attempt++) {
+                unsigned char rnd[6];
+                char suffix[sizeof(rnd) + 1];
+                int fd, r;
+
+                if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+                        /* No entropy yet at early boot: the clock will do, O_EXCL keeps it safe. */
+                        struct timespec ts;
+                        uint64_t x;
+
+                        clock_gettime(CLOCK_MONOTONIC, &ts);
+                        x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
+                            attempt;
+                        memcpy(rnd, &x, sizeof(rnd));
+                }
+                for (size_t i = 0; i < sizeof(rnd); i++)
+                        suffix[i] = letters[rnd[i] % STRLEN(letters)];
+                suffix[sizeof(rnd)] = '\0';
+                r = snprintf(tmp, size, ".%s.%s", name, suffix);
+                if (r < 0 || (size_t)r >= size)
+                        return -ENAMETOOLONG;
+                fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
+                            0644);
+                if (fd >= 0)
+                        return fd;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+int write_file_atomic(const char *path, const char *text, size_t len) {
+        _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
+        const char *name = NULL;
+        char tmp[NAME_MAX + 1];
+        int r;
+
+        dirfd = open_dir(path, &name);
+        if (dirfd < 0)
+                return dirfd;
+        /* Same directory, so renameat() is atomic; hidden (and not *.prom), so no collector or
+         * node-feature-discovery reads it. */
+        fd = create_temp(dirfd, name, tmp, sizeof(tmp));
+        if (fd < 0)
+                return fd;
+        r = write_all(fd, text, len);
+        if (r >= 0 && fchmod(fd, 0644) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        /* renameat() replaces the entry called name, whatever it is: it follows no symlink. */
+        if (r >= 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlinkat(dirfd, tmp, 0);
+        return r;
 }

@@ -16,6 +16,7 @@
 #include "thpguard/compliance.h"
 #include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
+#include "thpguard/fileio.h"
 #include "thpguard/metrics.h"
 #include "thpguard/path.h"
 #include "thpguard/policy.h"
@@ -216,7 +217,7 @@ static int open_sysfs(const char *root, Sysfs **ret, uint64_t *ret_ptes_max) {
 
         r = sysfs_new(root, ret);
         if (r < 0) {
-                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, sysfs_strerror(-r));
+                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, fileio_strerror(-r));
                 return r;
         }
         *ret_ptes_max = knob_ptes_max_read(*ret);

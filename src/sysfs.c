@@ -67,12 +67,6 @@ int sysfs_new(const char *root, Sysfs **ret) {
         return 0;
 }
 
-const char *sysfs_strerror(int errnum) {
-        if (errnum == ENODEV)
-                return "no " SYSFS_THP_DIR " below it (a kernel without THP, or not a sysfs mount)";
-        return fileio_strerror(errnum);
-}
-
 int sysfs_thp_path(const Sysfs *s, const char *rel, char *buf, size_t size) {
         return path_join_root(s->thp_dir, rel, buf, size);
 }

@@ -2,14 +2,16 @@
 #pragma once
 
 /*
- * Opening and reading files below a root prefix (--sysfs-root, --proc-root,
- * the metrics file's directory from /) as root: the one implementation for
- * sysfs knobs, /proc files and the metrics. Below the root no symbolic link
- * is followed, ".." never leaves it, and only regular files (or, asked for,
- * directories) are opened: a symlink planted in a fixture tree or in a
- * directory another user owns cannot redirect a read or a write.
+ * Opening, reading and replacing files below a root prefix (--sysfs-root,
+ * --proc-root, the metrics file's directory from /) as root: the one
+ * implementation for sysfs knobs, /proc files, the policy and the files
+ * thpguardd keeps. Below the root no symbolic link is followed, ".." never
+ * leaves it, and only regular files (or, asked for, directories) are
+ * opened: a symlink planted in a fixture tree or in a directory another
+ * user owns cannot redirect a read or a write.
  */
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,7 +35,19 @@ int open_beneath_walk(int dirfd, const char *rel, int flags);
 /* open_beneath() from root, which is opened as given (its own symlinks are the operator's). */
 int open_below(const char *root, const char *rel, int flags);
 
-/* strerror() that says why open_beneath() refused a file (ELOOP, EBADFD); errnum > 0. */
+/*
+ * write_file_atomic()'s own errno for a directory it refuses (systemd's
+ * chase() says ENOLINK too).
+ */
+#define FILEIO_EUNSAFE_DIR ENOLINK
+
+/*
+ * strerror() that also says what the errnos given a meaning of their own
+ * here mean: why open_beneath() refused a file (ELOOP, EBADFD), why
+ * write_file_atomic() refused a directory (FILEIO_EUNSAFE_DIR), and a root
+ * without the THP directory (ENODEV, sysfs_new()). errnum > 0. The one
+ * such helper: every message about a file thpguard opens goes through it.
+ */
 const char *fileio_strerror(int errnum);
 
 /* Reads fd until EOF into buf, NUL-terminated; -EFBIG if it does not fit in size - 1 bytes. */
@@ -51,3 +65,19 @@ int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret
 
 /* The same into a heap buffer grown up to max bytes; *ret is the caller's to free. */
 int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len);
+
+/*
+ * Replaces the file at path by text: a temporary file next to it
+ * (".NAME.XXXXXX": the textfile collector reads only *.prom, and
+ * node-feature-discovery skips hidden files), fsync()ed, made 0644 and
+ * renamed over path. A reader sees the old file or the new one, never a
+ * part.
+ *
+ * path is absolute. Its directory is opened once, from /, following no
+ * symlink (-ELOOP), and the temporary file is created (O_EXCL | O_NOFOLLOW)
+ * and renamed relative to it: whoever owns a directory on the way, or may
+ * write to the last one, cannot steer the write elsewhere. A directory that
+ * another user than root (or than the one we run as) owns or may write is
+ * refused with -FILEIO_EUNSAFE_DIR, and nothing is written.
+ */
+int write_file_atomic(const char *path, const char *text, size_t len);

@@ -20,7 +20,7 @@
 #include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
 #include "thpguard/macro.h"
-#include "thpguard/metrics.h"
+#include "thpguard/metrics-kernel.h"
 #include "thpguard/number.h"
 #include "watch.h"
 
@@ -32,7 +32,6 @@ struct WatchSession {
         CtlNode node; /* the startup collection: policy, sizes, journal */
         Sysfs *sysfs;
         uint64_t ptes_max;
-        char *buf; /* PROCFS_VMSTAT_SIZE_MAX, for vmstat and meminfo */
         ProcVmstat *vmstat;
         MetricsKhugepaged khugepaged;
 
@@ -56,7 +55,6 @@ static void watch_session_free(WatchSession *w) {
                 return;
         ctl_node_done(&w->node);
         sysfs_free(w->sysfs);
-        free(w->buf);
         free(w->vmstat);
         free(w->scan);
         free(w->top);
@@ -67,20 +65,15 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(WatchSession *, watch_session_free);
 /* The vmstat counters, AnonHugePages and PSI; what cannot be read stays absent. */
 static void sample_proc(WatchSession *w, ThpSample *s) {
         const char *root = w->o->status.proc_root;
-        char psi[PROCFS_PRESSURE_SIZE_MAX];
         ProcMeminfo mi;
         ProcPressure pr;
-        size_t len;
 
-        if (read_file_below(root, "vmstat", w->buf, PROCFS_VMSTAT_SIZE_MAX, &len) >= 0 &&
-            procfs_parse_vmstat(w->buf, len, w->vmstat) >= 0)
+        if (procfs_read_vmstat(root, w->vmstat) >= 0)
                 thp_sample_take_vmstat(s, w->vmstat);
-        if (read_file_below(root, "meminfo", w->buf, PROCFS_MEMINFO_SIZE_MAX, &len) >= 0 &&
-            procfs_parse_meminfo(w->buf, len, &mi) >= 0)
+        if (procfs_read_meminfo(root, &mi) >= 0)
                 s->anon_huge_pages_kb = mi.anon_huge_pages_kb;
         /* Before 4.20, or booted with psi=0: absent. */
-        if (read_file_below(root, "pressure/memory", psi, sizeof(psi), &len) >= 0 &&
-            procfs_parse_pressure(psi, len, &pr) >= 0) {
+        if (procfs_read_pressure(root, &pr) >= 0) {
                 s->counters[THP_COUNTER_PSI_SOME_USEC] = pr.some_total_usec;
                 s->counters[THP_COUNTER_PSI_FULL_USEC] = pr.full_total_usec;
                 s->psi_some_avg10_centi = pr.some_avg10_centi;
@@ -303,10 +296,9 @@ static int watch_session_new(const CtlWatchOptions *o, WatchSession **ret) {
         if (r < 0)
                 return r;
         w->ptes_max = knob_ptes_max_read(w->sysfs);
-        w->buf = malloc(PROCFS_VMSTAT_SIZE_MAX);
         w->vmstat = malloc(sizeof(*w->vmstat));
         w->top = calloc(o->status.top ? o->status.top : 1, sizeof(*w->top));
-        if (!w->buf || !w->vmstat || !w->top)
+        if (!w->vmstat || !w->top)
                 return -ENOMEM;
 
         /* The baseline: the first interval's rates and growth are measured from here. */
