@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "thpguard/policy.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +13,7 @@
 
 #include "thpguard/fileio.h"
 #include "thpguard/metrics.h"
+#include "thpguard/policy-prescan.h"
 
 /*
  * Walks the libconfig tree. Each check reports into diag and goes on, so
@@ -332,139 +332,12 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
         return 0;
 }
 
-/*
- * libconfig would follow "@include" to any file and around our size limit;
- * a policy is one self-contained file.
- */
-static bool refuse_include(const char *file, const char *buf, Diag *diag) {
-        unsigned line = 1;
-        bool found = false;
-
-        for (const char *p = buf; *p; line++) {
-                const char *eol = strchr(p, '\n');
-
-                p += strspn(p, " \t");
-                if (strncmp(p, "@include", STRLEN("@include")) == 0) {
-                        diag_error(diag, file, line, "@include is not supported in a policy");
-                        found = true;
-                }
-                if (!eol)
-                        break;
-                p = eol + 1;
-        }
-        return found;
-}
-
-/*
- * A pass over the text before libconfig sees it, with just enough of
- * libconfig's lexer (comments, strings, names, numbers) for two checks:
- *
- *  - libconfig 1.5 reads an integer literal without the L suffix with
- *    atoi(): 4296729655 silently becomes 1762359, a value nobody wrote,
- *    which would then be enforced. Each such literal is reported with what
- *    the user wrote, and its line returned so it is not reported twice.
- *  - libconfig's parse time grows with the square of the number of
- *    settings (100k keys: minutes, and the daemon is blocked meanwhile),
- *    so the settings (each '=' or ':') are counted for a cap.
- *  - libconfig 1.5 leaks the string token it discards on a syntax error:
- *    a 900 KB literal then an error cost 900 KB per reload. A literal
- *    longer than POLICY_STRING_MAX is refused here (-EINVAL, after the
- *    whole text is scanned, so each is reported), before libconfig sees it.
- */
-static int prescan(const char *file, const char *text, Diag *diag, unsigned **ret_lines, size_t *ret_n,
-                   size_t *ret_settings) {
-        size_t settings = 0;
-        _cleanup_free_ unsigned *lines = NULL;
-        size_t n = 0;
-        unsigned line = 1;
-        bool too_long = false;
-
-        for (const char *p = text; *p;) {
-                if (*p == '\n') {
-                        line++;
-                        p++;
-                } else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
-                        p += strcspn(p, "\n");
-                } else if (p[0] == '/' && p[1] == '*') {
-                        for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
-                                line += *p == '\n';
-                        p += *p ? 2 : 0;
-                } else if (*p == '"') {
-                        const char *start = p + 1;
-                        unsigned start_line = line;
-
-                        for (p++; *p && *p != '"'; p++) {
-                                if (*p == '\\' && p[1])
-                                        p++;
-                                line += *p == '\n';
-                        }
-                        if ((size_t)(p - start) > POLICY_STRING_MAX) {
-                                diag_error(diag, file, start_line, "string literal longer than %d bytes",
-                                           POLICY_STRING_MAX);
-                                too_long = true;
-                        }
-                        p += *p ? 1 : 0;
-                } else if (*p == '=' || *p == ':') {
-                        settings++;
-                        p++;
-                } else if (isalpha((unsigned char)*p) || *p == '*' || *p == '_') {
-                        p += strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*-");
-                } else if (isdigit((unsigned char)*p)) {
-                        bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-                        bool negative = p > text && p[-1] == '-';
-                        const char *start = p, *end;
-                        uint64_t v = 0, limit;
-                        bool overflow = false;
-
-                        p += hex ? 2 : 0;
-                        end = p + strspn(p, hex ? "0123456789abcdefABCDEF" : "0123456789");
-                        if (!hex && (*end == '.' || *end == 'e' || *end == 'E')) {
-                                p = end + strspn(end, "0123456789.eE+-"); /* a float */
-                                continue;
-                        }
-                        for (; p < end; p++) {
-                                unsigned d = isdigit((unsigned char)*p) ? (unsigned)(*p - '0')
-                                                                        : (unsigned)(tolower(*p) - 'a' + 10);
-                                if (v > (UINT64_MAX - d) / (hex ? 16 : 10))
-                                        overflow = true;
-                                else
-                                        v = v * (hex ? 16 : 10) + d;
-                        }
-                        if (*p == 'L') {
-                                p += p[1] == 'L' ? 2 : 1; /* int64: read with atoll(), fine */
-                                continue;
-                        }
-                        limit = negative ? (uint64_t)INT32_MAX + 1 : (uint64_t)INT32_MAX;
-                        if (overflow || v > limit) {
-                                unsigned *nl = realloc(lines, (n + 1) * sizeof(*nl));
-                                if (!nl)
-                                        return -ENOMEM;
-                                lines = nl;
-                                lines[n++] = line;
-                                diag_error(diag, file, line,
-                                           "integer %s%.*s is too large for libconfig without the L suffix "
-                                           "(write %s%.*sL)",
-                                           negative ? "-" : "", (int)(end - start), start,
-                                           negative ? "-" : "", (int)(end - start), start);
-                        }
-                } else
-                        p++;
-        }
-        if (too_long)
-                return -EINVAL;
-        *ret_lines = TAKE_PTR(lines);
-        *ret_n = n;
-        *ret_settings = settings;
-        return 0;
-}
-
 DEFINE_TRIVIAL_CLEANUP_FUNC(config_t *, config_destroy);
 
 int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Policy **ret) {
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_free_ char *text = NULL;
-        _cleanup_free_ unsigned *wrapped_lines = NULL;
-        size_t n_wrapped_lines = 0, n_settings = 0;
+        _cleanup_(policy_prescan_done) PolicyPrescan pre = {};
         config_t cfg_storage;
         _cleanup_(config_destroyp) config_t *cfg = NULL;
         size_t errors_before = diag->n_errors;
@@ -484,16 +357,9 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
         text = strndup(buf, len);
         if (!text)
                 return -ENOMEM;
-        if (refuse_include(file, text, diag))
-                return -EINVAL;
-        r = prescan(file, text, diag, &wrapped_lines, &n_wrapped_lines, &n_settings);
+        r = policy_prescan(file, text, diag, &pre);
         if (r < 0)
                 return r;
-        if (n_settings > POLICY_SETTINGS_MAX) {
-                diag_error(diag, file, 0, "has %zu settings; a policy may have at most %d", n_settings,
-                           POLICY_SETTINGS_MAX);
-                return -E2BIG;
-        }
 
         p = calloc(1, sizeof(*p));
         if (!p)
@@ -517,8 +383,8 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
         pp = (PolicyParser){ .file = file,
                              .diag = diag,
                              .policy = p,
-                             .wrapped_lines = wrapped_lines,
-                             .n_wrapped_lines = n_wrapped_lines };
+                             .wrapped_lines = pre.wrapped_lines,
+                             .n_wrapped_lines = pre.n_wrapped_lines };
         r = parse_root(&pp, config_root_setting(cfg));
         if (r < 0)
                 return r;
