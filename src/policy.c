@@ -430,164 +430,73 @@ static bool on_read_only_mount(int fd) {
         return rfd >= 0 && fstatvfs(rfd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
 }
 
+/* What check_directory() needs to say why, and whether it did. */
+typedef struct DirectoryCheck {
+        const char *file;
+        uid_t euid;
+        Diag *diag;
+        bool reported; /* it refused a directory, and said so */
+} DirectoryCheck;
+
 /*
  * The StrictModes rule for one directory the policy's path goes through:
  * owned by root, and not writable by group or others (sticky or not: /tmp
  * is refused) unless it is on a read-only mount, such as a Kubernetes
  * ConfigMap volume, whose directory the kubelet makes mode 0777.
  */
-static int check_directory(const char *file, const char *dir, int fd, uid_t euid, Diag *diag) {
-        DiagLevel level = euid == 0 ? DIAG_ERROR : DIAG_WARNING;
-        const char *consequence = euid == 0 ? "refusing it" : "thpguardd running as root would refuse it";
+static int check_directory(int fd, const char *dir, void *userdata) {
+        DirectoryCheck *c = userdata;
+        DiagLevel level = c->euid == 0 ? DIAG_ERROR : DIAG_WARNING;
+        const char *consequence = c->euid == 0 ? "refusing it" : "thpguardd running as root would refuse it";
         bool bad = false;
         struct stat st;
         int r;
 
         if (fstat(fd, &st) < 0) {
                 r = -errno;
-                diag_error(diag, file, 0, "cannot stat directory %s: %s", dir, strerror(-r));
+                diag_error(c->diag, c->file, 0, "cannot stat directory %s: %s", dir, strerror(-r));
+                c->reported = true;
                 return r;
         }
         if (st.st_uid != 0) {
-                diag_add(diag, level, file, 0, "directory %s is owned by uid %u, not root; %s", dir,
+                diag_add(c->diag, level, c->file, 0, "directory %s is owned by uid %u, not root; %s", dir,
                          (unsigned)st.st_uid, consequence);
                 bad = true;
         }
         if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !on_read_only_mount(fd)) {
-                diag_add(diag, level, file, 0,
+                diag_add(c->diag, level, c->file, 0,
                          "directory %s is mode %04o: group or others can replace the policy; %s", dir,
                          (unsigned)(st.st_mode & 07777), consequence);
                 bad = true;
         }
-        return euid == 0 && bad ? -EPERM : 0;
-}
-
-static int open_failed(const char *file, int r, Diag *diag) {
-        diag_error(diag, file, 0, "cannot open: %s", strerror(-r));
-        return r;
+        c->reported = c->euid == 0 && bad;
+        return c->reported ? -EPERM : 0;
 }
 
 /*
  * Opens the policy for reading the way the kernel would resolve its path,
- * one name at a time without following symlinks, so that every directory a
- * name is looked up in, from / down and along each symlink's target, passes
- * check_directory() (as sshd's safe_path() does, but for each link too: who
- * may replace a link decides what is read). A relative path starts at the
- * working directory's absolute path. Anything but a regular file at the end
- * is refused before it is opened.
+ * so that every directory a name is looked up in, from / down and along
+ * each symlink's target, passes check_directory() (as sshd's safe_path()
+ * does, but for each link too: who may replace a link decides what is
+ * read): open_path_checked(), fileio.h. Anything but a regular file at the
+ * end is refused before it is opened.
  */
 static int open_policy(const char *file, uid_t euid, Diag *diag, int *ret_fd) {
-        _cleanup_close_ int dir = -EBADF;
-        _cleanup_free_ char *todo = NULL;
-        char dirpath[PATH_MAX] = "/";
-        unsigned symlinks = 0;
-        const char *p;
-        int r;
+        DirectoryCheck c = { .file = file, .euid = euid, .diag = diag };
+        int fd;
 
-        if (file[0] == '/')
-                todo = strdup(file);
-        else {
-                _cleanup_free_ char *cwd = getcwd(NULL, 0);
-
-                if (!cwd)
-                        return open_failed(file, -errno, diag);
-                if (asprintf(&todo, "%s/%s", cwd, file) < 0)
-                        todo = NULL;
+        fd = open_path_checked(file, check_directory, &c);
+        if (fd == -EISDIR || fd == -EBADFD) {
+                diag_error(diag, file, 0, "not a regular file");
+                return -EINVAL;
         }
-        if (!todo)
-                return -ENOMEM;
-        dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dir < 0)
-                return open_failed(file, -errno, diag);
-        r = check_directory(file, dirpath, dir, euid, diag);
-        if (r < 0)
-                return r;
-
-        for (p = todo;;) {
-                _cleanup_close_ int fd = -EBADF;
-                char name[NAME_MAX + 1];
-                struct stat st;
-                size_t len;
-                bool last;
-
-                p += strspn(p, "/");
-                len = strcspn(p, "/");
-                if (len == 0) {
-                        diag_error(diag, file, 0, "not a regular file");
-                        return -EINVAL; /* "/", or a path that ends in "/" */
-                }
-                if (len > NAME_MAX)
-                        return open_failed(file, -ENAMETOOLONG, diag);
-                memcpy(name, p, len);
-                name[len] = '\0';
-                p += len;
-                last = p[strspn(p, "/")] == '\0';
-                if (!last && strcmp(name, ".") == 0)
-                        continue;
-
-                fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0 || fstat(fd, &st) < 0)
-                        return open_failed(file, -errno, diag);
-
-                if (S_ISLNK(st.st_mode)) {
-                        char target[PATH_MAX], *next;
-                        ssize_t n;
-
-                        if (++symlinks > POLICY_SYMLINKS_MAX)
-                                return open_failed(file, -ELOOP, diag);
-                        n = readlinkat(dir, name, target, sizeof(target));
-                        if (n < 0)
-                                return open_failed(file, -errno, diag);
-                        if ((size_t)n >= sizeof(target))
-                                return open_failed(file, -ENAMETOOLONG, diag);
-                        target[n] = '\0';
-                        /* The target then the rest, from the link's directory or from /. */
-                        if (asprintf(&next, "%s/%s", target, p) < 0)
-                                return -ENOMEM;
-                        free(todo);
-                        todo = next;
-                        p = todo;
-                        if (target[0] == '/') {
-                                closep(&dir);
-                                dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (dir < 0)
-                                        return open_failed(file, -errno, diag);
-                                strcpy(dirpath, "/");
-                        }
-                        continue;
-                }
-                if (last) {
-                        if (!S_ISREG(st.st_mode)) {
-                                diag_error(diag, file, 0, "not a regular file");
-                                return -EINVAL;
-                        }
-                        /* O_NONBLOCK: should a FIFO have been swapped in meanwhile, it is not waited on. */
-                        r = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-                        if (r < 0)
-                                return open_failed(file, -errno, diag);
-                        *ret_fd = r;
-                        return 0;
-                }
-                if (!S_ISDIR(st.st_mode))
-                        return open_failed(file, -ENOTDIR, diag);
-
-                if (strcmp(name, "..") == 0) {
-                        char *slash = strrchr(dirpath, '/');
-
-                        slash[slash == dirpath ? 1 : 0] = '\0';
-                } else {
-                        len = strlen(dirpath);
-                        if (len + 1 + strlen(name) >= sizeof(dirpath))
-                                return open_failed(file, -ENAMETOOLONG, diag);
-                        snprintf(dirpath + len, sizeof(dirpath) - len, "%s%s", len > 1 ? "/" : "", name);
-                }
-                closep(&dir);
-                dir = fd;
-                fd = -EBADF;
-                r = check_directory(file, dirpath, dir, euid, diag);
-                if (r < 0)
-                        return r;
+        if (fd < 0) {
+                if (!c.reported)
+                        diag_error(diag, file, 0, "cannot open: %s", strerror(-fd));
+                return fd;
         }
+        *ret_fd = fd;
+        return 0;
 }
 
 int policy_load(const char *file, Diag *diag, Policy **ret) {

@@ -29,8 +29,28 @@
  */
 int open_beneath(int dirfd, const char *rel, int flags);
 
-/* The same, one openat(O_PATH | O_NOFOLLOW) per directory component, for any kernel. */
+/*
+ * The same, one openat(O_PATH | O_NOFOLLOW) per component, for any kernel:
+ * open_path_checked()'s walker, following no link.
+ */
 int open_beneath_walk(int dirfd, const char *rel, int flags);
+
+/* Symbolic links open_path_checked() follows on the way, as the kernel's MAXSYMLINKS. */
+#define FILEIO_SYMLINKS_MAX 40
+
+/*
+ * Opens path for reading the way the kernel would resolve it, but one name
+ * at a time, following each symbolic link itself, so that check_dir() sees
+ * every directory a name is looked up in, with its path: / first, then
+ * down, and along each link's target (from /, or from the link's
+ * directory). A relative path starts at the working directory's absolute
+ * path. check_dir() returns 0 to go on or -errno to stop there (and
+ * reports why itself). The last name must be a regular file (-EISDIR,
+ * -EBADFD otherwise); more than FILEIO_SYMLINKS_MAX links is -ELOOP.
+ * Returns the fd or -errno. The policy's StrictModes walk.
+ */
+int open_path_checked(const char *path, int (*check_dir)(int dirfd, const char *dirpath, void *userdata),
+                      void *userdata);
 
 /* open_beneath() from root, which is opened as given (its own symlinks are the operator's). */
 int open_below(const char *root, const char *rel, int flags);
