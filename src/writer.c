@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,24 +168,45 @@ static void first_word(const char *s, char *buf, size_t size) {
         snprintf(buf, size, "%.*s", (int)n, s);
 }
 
-void writer_describe(const Writer *w, char *buf, size_t size) {
-        char who[WRITER_LABEL_MAX], program[WRITER_EXE_MAX];
+/* The table's cell: a record names the writer by its label, which is "pid N" when that is all there was. */
+static void describe_table(const char *who, uint64_t pid, bool exited, char *buf, size_t size) {
+        if (!who[0])
+                snprintf(buf, size, "unknown");
+        else if (pid == 0)
+                snprintf(buf, size, "%s", who);
+        else if (strcmp(who, "pid") == 0 || strncmp(who, "pid ", 4) == 0)
+                snprintf(buf, size, "%s%s", who, exited ? " (exited)" : "");
+        else
+                snprintf(buf, size, "%s (pid %" PRIu64 "%s)", who, pid, exited ? ", exited" : "");
+}
 
-        if (w->pid <= 0) {
+const char *writer_describe_as(WriterForm form, const char *who, uint64_t pid, bool exited,
+                               const char *program, char *buf, size_t size) {
+        char cut[WRITER_LABEL_MAX];
+
+        if (form == WRITER_FORM_TABLE)
+                describe_table(who, pid, exited, buf, size);
+        else if (pid == 0)
                 snprintf(buf, size, "a process outside this PID namespace");
-                return;
+        else if (exited)
+                snprintf(buf, size, "pid %" PRIu64 ", exited", pid);
+        else {
+                copy_cut(cut, sizeof(cut), who);
+                snprintf(buf, size, "%s%spid %" PRIu64 "%s%s", cut, cut[0] ? ", " : "", pid,
+                         program[0] ? ", " : "", program);
         }
-        if (w->exited) {
-                snprintf(buf, size, "pid %d, exited", (int)w->pid);
-                return;
-        }
-        copy_cut(who, sizeof(who), w->owner.unit[0] ? w->owner.unit : w->comm);
+        return buf;
+}
+
+void writer_describe(const Writer *w, char *buf, size_t size) {
+        char program[WRITER_EXE_MAX];
+
         if (w->exe[0])
                 snprintf(program, sizeof(program), "%s", w->exe);
         else
                 first_word(w->cmdline, program, sizeof(program));
-        snprintf(buf, size, "%s%spid %d%s%s", who, who[0] ? ", " : "", (int)w->pid, program[0] ? ", " : "",
-                 program);
+        writer_describe_as(WRITER_FORM_MESSAGE, w->owner.unit[0] ? w->owner.unit : w->comm,
+                           w->pid > 0 ? (uint64_t)w->pid : 0, w->exited, program, buf, size);
 }
 
 void writer_fields(const Writer *w, WriterFields *ret) {

@@ -189,18 +189,6 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 r->exited = k == 0 && v == 1;
 }
 
-const char *ctl_writer_string(const char *label, uint64_t pid, bool exited, char *buf, size_t size) {
-        if (!label[0])
-                snprintf(buf, size, "unknown");
-        else if (pid == 0)
-                snprintf(buf, size, "%s", label);
-        else if (strcmp(label, "pid") == 0 || strncmp(label, "pid ", 4) == 0)
-                snprintf(buf, size, "%s%s", label, exited ? " (exited)" : ""); /* the label is the pid */
-        else
-                snprintf(buf, size, "%s (pid %" PRIu64 "%s)", label, pid, exited ? ", exited" : "");
-        return buf;
-}
-
 static void copy_if_set(char *dst, const char *src, size_t size) {
         if (src[0])
                 snprintf(dst, size, "%s", src);

@@ -19,6 +19,7 @@
 #include "thpguard/macro.h"
 #include "thpguard/metrics-kernel.h"
 #include "thpguard/number.h"
+#include "thpguard/writer.h"
 #include "watch.h"
 
 /* All processes with huge pages are kept: one left out would grow by its total in the next scan. */
@@ -158,8 +159,8 @@ static void last_correction(WatchSession *w, const CtlForeign *f) {
         fr->correction_is_new = true;
         fr->last_correction_usec = latest->last_usec;
         snprintf(fr->last_correction_knob, sizeof(fr->last_correction_knob), "%s", latest->knob);
-        ctl_writer_string(latest->last_writer, latest->last_pid, latest->last_exited,
-                          fr->last_correction_writer, sizeof(fr->last_correction_writer));
+        writer_describe_as(WRITER_FORM_TABLE, latest->last_writer, latest->last_pid, latest->last_exited, "",
+                           fr->last_correction_writer, sizeof(fr->last_correction_writer));
 }
 
 static void sample_journal(WatchSession *w) {
