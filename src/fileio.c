@@ -365,14 +365,6 @@ int read_file_below(const char *root, const char *rel, char *buf, size_t size, s
         return read_fd(fd, buf, size, ret_len);
 }
 
-int read_pid_file(const char *proc_root, uint64_t pid, const char *name, char *buf, size_t size,
-                  size_t *ret_len) {
-        char rel[64];
-
-        snprintf(rel, sizeof(rel), "%" PRIu64 "/%s", pid, name);
-        return read_file_below(proc_root, rel, buf, size, ret_len);
-}
-
 int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
 

@@ -363,19 +363,6 @@ int procfs_read_smaps_rollup(const char *proc_root, uint64_t pid, ProcSmapsRollu
 /* ---- /proc/PID/status --------------------------------------------------- */
 
 /*
- * "Key:\t<value>" lines; real reads of 6.18 are
- * tests/fuzz/corpus/fuzz-procfs-status/host--*--status (Kthread and
- * THP_enabled among them).
- *
- * Name is the comm with only '\\' and '\n' escaped: after
- * prctl(PR_SET_NAME, "a\x01\xff\tb\\c\n d") it reads, byte for byte,
- * "Name:\ta\x01\xff\tb\\\\c\\n d\n". So it may hold a tab, control bytes
- * and invalid UTF-8; we hand it back sanitized.
- *
- * THP_enabled is 0 only after prctl(PR_SET_THP_DISABLE, 1, 0): with
- * PR_THP_DISABLE_EXCEPT_ADVISED (6.18) it still reads 1.
- */
-/*
  * The kernel escapes a comm's backslash and newline in "Name:" ("\\\\" and
  * "\\n" since 5.x, "\\134" and "\\012" before): undone here, so that the name
  * is escaped once, as /proc/PID/comm's bytes would be. Never longer than src.
@@ -399,6 +386,19 @@ static size_t unescape_status_name(const char *src, size_t len, char *buf) {
         return n;
 }
 
+/*
+ * "Key:\t<value>" lines; real reads of 6.18 are
+ * tests/fuzz/corpus/fuzz-procfs-status/host--*--status (Kthread and
+ * THP_enabled among them).
+ *
+ * Name is the comm with only '\\' and '\n' escaped: after
+ * prctl(PR_SET_NAME, "a\x01\xff\tb\\c\n d") it reads, byte for byte,
+ * "Name:\ta\x01\xff\tb\\\\c\\n d\n". So it may hold a tab, control bytes
+ * and invalid UTF-8; we hand it back sanitized.
+ *
+ * THP_enabled is 0 only after prctl(PR_SET_THP_DISABLE, 1, 0): with
+ * PR_THP_DISABLE_EXCEPT_ADVISED (6.18) it still reads 1.
+ */
 int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
         static const KbField fields[] = {
                 { "Pid", offsetof(ProcStatus, pid) },

@@ -24,12 +24,6 @@ static void strip_newline(char *s, size_t *len) {
                 s[--*len] = '\0';
 }
 
-/*
- * The largest /proc/PID/cgroup we read: hybrid cgroup v1 prints a line per
- * hierarchy, each path up to PATH_MAX, so 8 KiB is not enough.
- */
-#define CGROUP_FILE_MAX (64 * 1024)
-
 /* argv, NUL-separated in /proc/PID/cmdline, joined by spaces; "..." if cut. */
 void writer_read_cmdline(int dirfd, Writer *w) {
         _cleanup_close_ int fd = open_beneath(dirfd, "cmdline", O_RDONLY);
@@ -59,11 +53,11 @@ void writer_read_cmdline(int dirfd, Writer *w) {
  * the Writer keeps is cut with "..." after the owner is taken from it.
  */
 static void read_cgroup(int dirfd, Writer *w) {
-        _cleanup_free_ char *text = malloc(CGROUP_FILE_MAX), *path = malloc(CGROUP_FILE_MAX);
-        size_t len;
+        /* Any path the file may hold, so that its owner is taken from the whole of it. */
+        const size_t size = 64 * 1024;
+        _cleanup_free_ char *path = malloc(size);
 
-        if (!text || !path || read_file_at(dirfd, "cgroup", text, CGROUP_FILE_MAX, &len) < 0 ||
-            cgroup_path_from_proc(text, len, path, CGROUP_FILE_MAX) < 0)
+        if (!path || cgroup_read_path_at(dirfd, path, size) < 0)
                 return;
         cgroup_owner_from_path(path, &w->owner);
         if (!escape_printable(path, strlen(path), w->cgroup, sizeof(w->cgroup) - 3))

@@ -76,10 +76,6 @@ int read_fd(int fd, char *buf, size_t size, size_t *ret_len);
 /* read_fd() of root/rel. */
 int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len);
 
-/* read_file_below() of proc_root/PID/name ("/proc", 42, "stat"). */
-int read_pid_file(const char *proc_root, uint64_t pid, const char *name, char *buf, size_t size,
-                  size_t *ret_len);
-
 /* The same for rel below the directory dirfd (an fd of /proc/PID, say). */
 int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret_len);
 

@@ -28,7 +28,6 @@
 
 /* After this many stalled processes the rest are not read: the whole command stays within seconds. */
 #define CTL_WORKLOADS_STALLS_MAX ELEMENTSOF(((CtlWorkloads *)NULL)->stalled_pids)
-#define CGROUP_READ_MAX          8192
 
 typedef struct Sample {
         int error; /* 0: read; -errno: gone, kernel thread, unreadable */
@@ -40,10 +39,9 @@ typedef struct Sample {
 
 /* -ETIMEDOUT: its smaps_rollup did not answer. */
 static int sample_read(CtlBoundedReader *reader, const char *proc_root, uint64_t pid, Sample *ret) {
-        char buf[CGROUP_READ_MAX], path[CGROUP_PATH_MAX];
+        char path[CGROUP_PATH_MAX];
         ProcSmapsRollup rollup;
         ProcStatus st;
-        size_t len;
         int r;
 
         *ret = (Sample){ .anon_huge_pages_kb = PROCFS_UNKNOWN };
@@ -58,8 +56,7 @@ static int sample_read(CtlBoundedReader *reader, const char *proc_root, uint64_t
                 return 0;
         }
         ret->thp_enabled = st.thp_enabled;
-        r = read_pid_file(proc_root, pid, "cgroup", buf, sizeof(buf), &len);
-        if (r >= 0 && cgroup_path_from_proc(buf, len, path, sizeof(path)) >= 0) {
+        if (cgroup_read_path(proc_root, pid, path, sizeof(path)) >= 0) {
                 cgroup_owner_from_path(path, &ret->owner);
                 size_t n = strnlen(path, sizeof(ret->cgroup) - 1); /* a longer path is cut */
 
