@@ -16,36 +16,12 @@
 
 #include <cmocka.h>
 
+#include "scratch-dir.h"
+
 #include "thpguard/macro.h"
 #include "thpguard/metrics.h"
 
 #define SEC UINT64_C(1000000)
-
-static char *tmpdir(void) {
-        char *d = strdup("/tmp/thpguard-metrics.XXXXXX");
-
-        assert_non_null(d);
-        assert_non_null(mkdtemp(d));
-        return d;
-}
-
-static void write_text(const char *dir, const char *name, const char *text) {
-        char path[512];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s/%s", dir, name);
-        f = fopen(path, "we");
-        assert_non_null(f);
-        fputs(text, f);
-        assert_int_equal(fclose(f), 0);
-}
-
-static void remove_tree(const char *dir) {
-        char cmd[600];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        assert_int_equal(system(cmd), 0);
-}
 
 static void test_vmstat_filter(void **state) {
         assert_true(metrics_vmstat_is_exported("thp_fault_alloc"));

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "scratch-dir.h"
+
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/metrics.h"
@@ -250,25 +252,6 @@ static void test_kernel_cpu_and_pressure(void **state) {
         assert_every_family_documented(text2);
 }
 
-static char *tmpdir(void) {
-        char *d = strdup("/tmp/thpguard-metrics.XXXXXX");
-
-        assert_non_null(d);
-        assert_non_null(mkdtemp(d));
-        return d;
-}
-
-static void write_text(const char *dir, const char *name, const char *text) {
-        char path[512];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s/%s", dir, name);
-        f = fopen(path, "we");
-        assert_non_null(f);
-        fputs(text, f);
-        assert_int_equal(fclose(f), 0);
-}
-
 static char *slurp(const char *path) {
         FILE *f = fopen(path, "re");
         char *buf = calloc(1, 1 << 16);
@@ -295,13 +278,6 @@ static size_t count_entries(const char *dir) {
                 n += c == '\n';
         pclose(p);
         return n;
-}
-
-static void remove_tree(const char *dir) {
-        char cmd[600];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        assert_int_equal(system(cmd), 0);
 }
 
 static void test_write_file(void **state) {
