@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <unistd.h>
 
 int watches_new(Watches **ret) {
         Watches *w = calloc(1, sizeof(*w));

@@ -11,9 +11,25 @@
  * user owns cannot redirect a read or a write.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
+
+#include "thpguard/macro.h"
+
+/* Closes *fd if it is open, keeping errno: a cleanup must not change what the caller reports. */
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved_errno = errno;
+                close(*fd);
+                errno = saved_errno;
+        }
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /*
  * Opens rel below the directory dirfd. flags are open()'s; O_CLOEXEC,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
 

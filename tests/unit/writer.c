@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/writer-events.h"
 #include "thpguard/writer.h"
 
