@@ -2,11 +2,18 @@
 #include "thpguard/cgroup.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
+
+/* The largest /proc/PID/cgroup read (cgroup.h). */
+#define CGROUP_FILE_MAX (64 * 1024)
 
 /*
  * /proc/PID/cgroup on a hybrid system (cgroup v1 controllers, systemd's
@@ -50,6 +57,30 @@ int cgroup_path_from_proc(const char *buf, size_t len, char *ret, size_t size) {
         memcpy(ret, found, found_len);
         ret[found_len] = '\0';
         return 0;
+}
+
+int cgroup_read_path_at(int pid_dirfd, char *ret, size_t size) {
+        _cleanup_free_ char *text = malloc(CGROUP_FILE_MAX);
+        size_t len;
+        int r;
+
+        if (!text)
+                return -ENOMEM;
+        r = read_file_at(pid_dirfd, "cgroup", text, CGROUP_FILE_MAX, &len);
+        if (r < 0)
+                return r;
+        return cgroup_path_from_proc(text, len, ret, size);
+}
+
+int cgroup_read_path(const char *proc_root, uint64_t pid, char *ret, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        char name[32];
+
+        snprintf(name, sizeof(name), "%" PRIu64, pid);
+        fd = open_below(proc_root, name, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        return cgroup_read_path_at(fd, ret, size);
 }
 
 static bool has_suffix(const char *s, size_t len, const char *suffix) {

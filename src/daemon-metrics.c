@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon-internal.h"
+#include "thpguard/fileio.h"
 #include "thpguard/metrics.h"
 
 /* The metrics file is rewritten after corrections and rechecks, at most this often. */
@@ -70,7 +71,7 @@ void daemon_metrics_write(Daemon *d) {
         /* One line when writing starts failing and one when it works again, not one per write. */
         if (r < 0 && r != d->metrics_error)
                 log_plain(&d->log, LOG_WARNING, "cannot write the metrics file %s: %s; retrying later", path,
-                          metrics_strerror(-r));
+                          fileio_strerror(-r));
         else if (r >= 0 && d->metrics_error != 0)
                 log_plain(&d->log, LOG_INFO, "the metrics file %s is written again", path);
         d->metrics_error = r < 0 ? r : 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "daemon-internal.h"
+#include "thpguard/fileio.h"
 #include "thpguard/nfd-features.h"
 
 const char *daemon_nfd_path(const Daemon *d) {
@@ -65,7 +66,7 @@ void daemon_nfd_update(Daemon *d) {
         /* One line when writing starts failing and one when it works again, as for the metrics. */
         if (r < 0 && r != was)
                 log_plain(&d->log, LOG_WARNING, "cannot write the feature file %s: %s; retrying later", path,
-                          metrics_strerror(-r));
+                          fileio_strerror(-r));
         else if (r > 0 && was != 0)
                 log_plain(&d->log, LOG_INFO, "the feature file %s is written again", path);
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "daemon-internal.h"
+#include "thpguard/fileio.h"
 #include "thpguard/writer-events.h"
 #include "thpguard/writer-groups.h"
 

@@ -21,6 +21,7 @@
 #include "daemon-internal.h"
 #include "thpguard/capability.h"
 #include "thpguard/compliance.h"
+#include "thpguard/fileio.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
 #include "thpguard/priority.h"
@@ -129,7 +130,7 @@ static void log_correction(Daemon *d, size_t i, const EnforceOutcome *o, Trigger
                           o->before.actual, k->desired, cause);
                 break;
         case ENFORCE_FAILED:
-                snprintf(errno_str, sizeof(errno_str), "%d", o->error);
+                snprintf(errno_str, sizeof(errno_str), "%d", -o->error);
                 enforce_describe_failure(o, why, sizeof(why));
                 log_event(&d->log, LOG_ERR, THPGUARD_MESSAGE_CORRECTION_FAILED, f, ELEMENTSOF(f),
                           "failed to correct %s: %s -> %s (%s): %s", k->path, o->before.actual, k->desired,
@@ -768,7 +769,8 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
 
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
-                return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root, sysfs_strerror(-r));
+                return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root,
+                                       fileio_strerror(-r));
         if (r < 0)
                 return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
 

@@ -2,6 +2,8 @@
 #include "thpguard/diag.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "thpguard/escape.h"

@@ -27,7 +27,7 @@ void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, PolicyMod
         r = h ? sysfs_write_handle(s, k->path, h, k->desired) : sysfs_write(s, k->path, k->desired);
         if (r < 0) {
                 o.action = ENFORCE_FAILED;
-                o.error = -r;
+                o.error = r;
                 *ret = o;
                 return;
         }
@@ -42,22 +42,22 @@ void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, PolicyMod
         else {
                 o.action = ENFORCE_FAILED;
                 /* EBADMSG: the write went through but the file no longer reads as a knob. */
-                o.error = after.state == KNOB_STATE_ERROR ? EBADMSG : EIO;
+                o.error = after.state == KNOB_STATE_ERROR ? -EBADMSG : -EIO;
         }
         *ret = o;
 }
 
 void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size) {
-        switch (o->error) {
+        switch (-o->error) {
         case EROFS:
         case EACCES:
         case EPERM:
                 snprintf(buf, size,
                          "sysfs is read-only here (%s): a read-only mount or an unprivileged container",
-                         strerror(o->error));
+                         strerror(-o->error));
                 break;
         case EINVAL:
-                snprintf(buf, size, "the kernel rejected the value (%s)", strerror(o->error));
+                snprintf(buf, size, "the kernel rejected the value (%s)", strerror(-o->error));
                 break;
         case EBADMSG:
                 snprintf(buf, size, "the write went through, but the file no longer reads as a value");
@@ -69,6 +69,6 @@ void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size) {
                 }
                 /* fallthrough */
         default:
-                snprintf(buf, size, "write failed: %s", fileio_strerror(o->error));
+                snprintf(buf, size, "write failed: %s", fileio_strerror(-o->error));
         }
 }

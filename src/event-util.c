@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include "thpguard/number.h"
+
 uint64_t now_usec(clockid_t clock) {
         struct timespec ts;
 
@@ -32,17 +34,13 @@ int event_arm_timer(sd_event_source *timer, uint64_t usec) {
         return r;
 }
 
-static inline uint64_t add_saturating(uint64_t a, uint64_t b) {
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 int event_add_time_relative(sd_event *e, sd_event_source **ret, clockid_t clock, uint64_t usec,
                             uint64_t accuracy, sd_event_time_handler_t callback, void *userdata) {
 #if HAVE_SD_EVENT_ADD_TIME_RELATIVE
         return sd_event_add_time_relative(e, ret, clock, usec, accuracy, callback, userdata);
 #else
-        return sd_event_add_time(e, ret, clock, add_saturating(event_now(e, clock), usec), accuracy,
-                                 callback, userdata);
+        return sd_event_add_time(e, ret, clock, u64_sat_add(event_now(e, clock), usec), accuracy, callback,
+                                 userdata);
 #endif
 }
 
@@ -56,8 +54,8 @@ int event_source_set_time_relative(sd_event_source *s, uint64_t usec) {
         r = sd_event_source_get_time_clock(s, &clock);
         if (r < 0)
                 return r;
-        return sd_event_source_set_time(
-            s, add_saturating(event_now(sd_event_source_get_event(s), clock), usec));
+        return sd_event_source_set_time(s,
+                                        u64_sat_add(event_now(sd_event_source_get_event(s), clock), usec));
 #endif
 }
 
@@ -133,7 +131,7 @@ bool event_ratelimit_over(EventRateLimit *rl) {
 #else
         uint64_t now = event_now(sd_event_source_get_event(rl->source), CLOCK_MONOTONIC);
 
-        if (now >= add_saturating(rl->window_start_usec, rl->interval_usec)) {
+        if (now >= u64_sat_add(rl->window_start_usec, rl->interval_usec)) {
                 rl->window_start_usec = now;
                 rl->dispatched = 0;
         }
@@ -141,7 +139,7 @@ bool event_ratelimit_over(EventRateLimit *rl) {
                 return false;
         /* Over the limit: sleep until the window ends. If that fails, keep dispatching. */
         if (sd_event_source_set_time(rl->resume_timer,
-                                     add_saturating(rl->window_start_usec, rl->interval_usec)) < 0 ||
+                                     u64_sat_add(rl->window_start_usec, rl->interval_usec)) < 0 ||
             sd_event_source_set_enabled(rl->resume_timer, SD_EVENT_ONESHOT) < 0)
                 return false;
         (void)sd_event_source_set_enabled(rl->source, SD_EVENT_OFF); /* the timer above turns it back on */

@@ -4,12 +4,17 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
+#include "thpguard/sysfs.h"
 
 /* openat2() came with Linux 5.6 and glibc 2.32's SYS_openat2; older build hosts walk. */
 #if defined(SYS_openat2) && defined(__has_include)
@@ -54,61 +59,127 @@ static int split(const char *rel, char *buf, size_t size, char **ret_dir, const 
         return 0;
 }
 
-/* dir below dirfd, one openat(O_NOFOLLOW) per component; dir is cut up in place. */
-static int walk_dir(int dirfd, char *dir) {
-        _cleanup_close_ int fd = -EBADF;
-        int r;
+/* Where walk() is, and what it does on the way. */
+typedef struct Walk {
+        bool follow_symlinks; /* else a symlink on the way is -ELOOP */
+        int (*check_dir)(int dirfd, const char *dirpath, void *userdata); /* NULL: none */
+        void *userdata;
+        char path[PATH_MAX]; /* the directory reached: the start's path, then each name added */
+} Walk;
 
-        for (char *p = dir; *p;) {
-                size_t n = strcspn(p, "/");
-                char *next = p + n + strspn(p + n, "/");
-                int nfd;
+/* w->path one name down (or up, for ".."). */
+static int walk_path_enter(Walk *w, const char *name) {
+        size_t len = strlen(w->path);
 
-                p[n] = '\0';
-                if (strcmp(p, ".") != 0) {
-                        nfd = openat(fd >= 0 ? fd : dirfd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (nfd < 0) {
-                                struct stat st;
+        if (strcmp(name, "..") == 0) {
+                char *slash = strrchr(w->path, '/');
 
-                                r = -errno;
-                                /* O_NOFOLLOW | O_DIRECTORY answers ENOTDIR for a symlink; say what it is. */
-                                if (r == -ENOTDIR &&
-                                    fstatat(fd >= 0 ? fd : dirfd, p, &st, AT_SYMLINK_NOFOLLOW) >= 0 &&
-                                    S_ISLNK(st.st_mode))
-                                        r = -ELOOP;
-                                return r;
-                        }
-                        if (fd >= 0)
-                                close(fd);
-                        fd = nfd;
-                }
-                p = next;
+                if (slash)
+                        slash[slash == w->path ? 1 : 0] = '\0';
+                return 0;
         }
-        if (fd < 0) {
-                fd = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0)
-                        return -errno;
-        }
-        r = fd;
-        fd = -EBADF;
-        return r;
+        if (len + 1 + strlen(name) >= sizeof(w->path))
+                return -ENAMETOOLONG;
+        snprintf(w->path + len, sizeof(w->path) - len, "%s%s", len > 0 && w->path[len - 1] != '/' ? "/" : "",
+                 name);
+        return 0;
 }
 
-static int openat2_dir(int dirfd, char *dir) {
-#ifdef HAVE_OPENAT2
-        struct open_how how = {
-                .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
-        };
-        long fd = syscall(SYS_openat2, dirfd, dir, &how, sizeof(how));
+/*
+ * The one path walker: resolves rel from the directory dirfd (w->path) one
+ * name at a time with openat(O_PATH | O_NOFOLLOW), as the kernel would, up
+ * to its last name, which it leaves to the caller to open: an O_PATH fd of
+ * the directory that holds it, and the name in ret_name ("." when rel has
+ * none). A symbolic link on the way is -ELOOP, or, with follow_symlinks,
+ * resolved here, the last name's too (at most FILEIO_SYMLINKS_MAX; an
+ * absolute target from /). check_dir, if set, is called on every directory
+ * entered after dirfd, with its path; a negative return ends the walk.
+ */
+static int walk(int dirfd, const char *rel, Walk *w, char ret_name[static NAME_MAX + 1]) {
+        _cleanup_close_ int dir = -EBADF;
+        _cleanup_free_ char *todo = strdup(rel);
+        unsigned symlinks = 0;
+        int r;
 
-        if (fd >= 0)
-                return (int)fd;
-        /* ENOSYS: before 5.6. EPERM: a seccomp filter older than the call (systemd's, a runtime's). */
-        if (errno != ENOSYS && errno != EPERM)
+        if (!todo)
+                return -ENOMEM;
+        dir = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
                 return -errno;
-#endif
-        return walk_dir(dirfd, dir);
+        for (const char *p = todo;;) {
+                _cleanup_close_ int fd = -EBADF;
+                char name[NAME_MAX + 1];
+                struct stat st;
+                size_t len;
+                bool last;
+
+                p += strspn(p, "/");
+                len = strcspn(p, "/");
+                if (len > NAME_MAX)
+                        return -ENAMETOOLONG;
+                memcpy(name, p, len);
+                name[len] = '\0';
+                p += len;
+                last = p[strspn(p, "/")] == '\0';
+                if (len == 0 || (last && (!w->follow_symlinks || strcmp(name, ".") == 0))) {
+                        snprintf(ret_name, NAME_MAX + 1, "%s", len == 0 ? "." : name);
+                        r = dir;
+                        dir = -EBADF;
+                        return r;
+                }
+                if (strcmp(name, ".") == 0)
+                        continue;
+
+                fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return -errno;
+                if (S_ISLNK(st.st_mode)) {
+                        char target[PATH_MAX], *next;
+                        ssize_t n;
+
+                        if (!w->follow_symlinks || ++symlinks > FILEIO_SYMLINKS_MAX)
+                                return -ELOOP;
+                        n = readlinkat(dir, name, target, sizeof(target));
+                        if (n < 0)
+                                return -errno;
+                        if ((size_t)n >= sizeof(target))
+                                return -ENAMETOOLONG;
+                        target[n] = '\0';
+                        /* The target then the rest, from the link's directory or from /. */
+                        if (asprintf(&next, "%s/%s", target, p) < 0)
+                                return -ENOMEM;
+                        free(todo);
+                        todo = next;
+                        p = todo;
+                        if (target[0] == '/') {
+                                closep(&dir);
+                                dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                if (dir < 0)
+                                        return -errno;
+                                strcpy(w->path, "/");
+                        }
+                        continue;
+                }
+                if (last) {
+                        snprintf(ret_name, NAME_MAX + 1, "%s", name);
+                        r = dir;
+                        dir = -EBADF;
+                        return r;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return -ENOTDIR;
+                r = walk_path_enter(w, name);
+                if (r < 0)
+                        return r;
+                closep(&dir);
+                dir = fd;
+                fd = -EBADF;
+                if (w->check_dir) {
+                        r = w->check_dir(dir, w->path, w->userdata);
+                        if (r < 0)
+                                return r;
+                }
+        }
 }
 
 static int check_type(const struct stat *st, int flags) {
@@ -146,8 +217,7 @@ static int open_last(int dirfd, const char *name, int flags) {
         return r;
 }
 
-static int open_beneath_by(int dirfd, const char *rel, int flags, int (*open_dir)(int, char *)) {
-        _cleanup_close_ int dfd = -EBADF;
+int open_beneath(int dirfd, const char *rel, int flags) {
         char buf[PATH_MAX], *dir;
         const char *name;
         int r;
@@ -157,18 +227,72 @@ static int open_beneath_by(int dirfd, const char *rel, int flags, int (*open_dir
                 return r;
         if (!dir)
                 return open_last(dirfd, name, flags);
-        dfd = open_dir(dirfd, dir);
+#ifdef HAVE_OPENAT2
+        {
+                _cleanup_close_ int dfd = -EBADF;
+                struct open_how how = {
+                        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+                };
+
+                dfd = (int)syscall(SYS_openat2, dirfd, dir, &how, sizeof(how));
+                if (dfd >= 0)
+                        return open_last(dfd, name, flags);
+                /* ENOSYS: before 5.6. EPERM: a seccomp filter older than the call (systemd's, a runtime's).
+                 */
+                if (errno != ENOSYS && errno != EPERM)
+                        return -errno;
+        }
+#endif
+        return open_beneath_walk(dirfd, rel, flags);
+}
+
+int open_beneath_walk(int dirfd, const char *rel, int flags) {
+        _cleanup_close_ int dfd = -EBADF;
+        char buf[PATH_MAX], name[NAME_MAX + 1], *dir;
+        const char *last;
+        Walk w = {};
+        int r;
+
+        /* What open_beneath() refuses before any open: an absolute rel, "..", a path too long. */
+        r = split(rel, buf, sizeof(buf), &dir, &last);
+        if (r < 0)
+                return r;
+        dfd = walk(dirfd, rel, &w, name);
         if (dfd < 0)
                 return dfd;
         return open_last(dfd, name, flags);
 }
 
-int open_beneath(int dirfd, const char *rel, int flags) {
-        return open_beneath_by(dirfd, rel, flags, openat2_dir);
-}
+int open_path_checked(const char *path, int (*check_dir)(int dirfd, const char *dirpath, void *userdata),
+                      void *userdata) {
+        _cleanup_close_ int root = -EBADF, dfd = -EBADF;
+        _cleanup_free_ char *full = NULL;
+        char name[NAME_MAX + 1];
+        Walk w = { .follow_symlinks = true, .check_dir = check_dir, .userdata = userdata, .path = "/" };
+        int r;
 
-int open_beneath_walk(int dirfd, const char *rel, int flags) {
-        return open_beneath_by(dirfd, rel, flags, walk_dir);
+        /* A relative path from the working directory's absolute path, so that each directory on it is
+         * checked. */
+        if (path[0] != '/') {
+                _cleanup_free_ char *cwd = getcwd(NULL, 0);
+
+                if (!cwd)
+                        return -errno;
+                if (asprintf(&full, "%s/%s", cwd, path) < 0)
+                        return -ENOMEM;
+                path = full;
+        }
+        root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return -errno;
+        r = check_dir(root, w.path, userdata);
+        if (r < 0)
+                return r;
+        dfd = walk(root, path, &w, name);
+        if (dfd < 0)
+                return dfd;
+        return open_last(dfd, name, O_RDONLY);
 }
 
 int open_below(const char *root, const char *rel, int flags) {
@@ -188,6 +312,10 @@ const char *fileio_strerror(int errnum) {
                 return "a symbolic link on the way, not followed";
         case EBADFD:
                 return "not a regular file (a FIFO, socket or device node), not opened";
+        case FILEIO_EUNSAFE_DIR:
+                return "its directory can be written by a user other than root; refused";
+        case ENODEV:
+                return "no " SYSFS_THP_DIR " below it (a kernel without THP, or not a sysfs mount)";
         default:
                 return strerror(errnum);
         }
@@ -237,14 +365,6 @@ int read_file_below(const char *root, const char *rel, char *buf, size_t size, s
         return read_fd(fd, buf, size, ret_len);
 }
 
-int read_pid_file(const char *proc_root, uint64_t pid, const char *name, char *buf, size_t size,
-                  size_t *ret_len) {
-        char rel[64];
-
-        snprintf(rel, sizeof(rel), "%" PRIu64 "/%s", pid, name);
-        return read_file_below(proc_root, rel, buf, size, ret_len);
-}
-
 int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
 
@@ -284,4 +404,120 @@ int read_file_below_alloc(const char *root, const char *rel, size_t max, char **
         *ret = TAKE_PTR(buf);
         *ret_len = len;
         return 0;
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, buf, len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                buf += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+/*
+ * The directory of a file thpguardd keeps (the metrics file, the feature
+ * file), opened once from / without following a symlink anywhere: nobody who owns a directory on the way can
+ * point the write elsewhere. The directory itself must be root's (or that of
+ * the user we run as): a directory that belongs to another user is refused.
+ * Its mode is not: the temporary file is created O_EXCL | O_NOFOLLOW and
+ * renamed relative to the directory fd, so whoever else may write there can
+ * only replace or add files, as they could anyway, never steer our write
+ * out of it. A Kubernetes emptyDir, the DaemonSet's, is always root's and
+ * 0777. Parents are walked without symlinks but not owner-checked: Debian's
+ * /var/lib/prometheus/node-exporter (root's, 0755) lies in a directory the
+ * prometheus user owns.
+ */
+static int open_dir(const char *path, const char **ret_name) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *slash = strrchr(path, '/');
+        char dir[PATH_MAX];
+        struct stat st;
+        int r;
+
+        if (path[0] != '/' || !slash[1])
+                return -EINVAL;
+        r = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        if (r < 0 || (size_t)r >= sizeof(dir))
+                return -ENAMETOOLONG;
+        fd = open_below("/", dir, O_PATH | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* Whoever else can write it could have planted what we then present as ours. */
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -FILEIO_EUNSAFE_DIR;
+        *ret_name = slash + 1;
+        r = fd;
+        fd = -EBADF;
+        return r;
+}
+
+/* ".NAME.XXXXXX" in dirfd, created as mkostemp() would, but relative to the directory fd. */
+static int create_temp(int dirfd, const char *name, char *tmp, size_t size) {
+        static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+        for (unsigned attempt = 0; attempt < 100; attempt++) {
+                unsigned char rnd[6];
+                char suffix[sizeof(rnd) + 1];
+                int fd, r;
+
+                if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+                        /* No entropy yet at early boot: the clock will do, O_EXCL keeps it safe. */
+                        struct timespec ts;
+                        uint64_t x;
+
+                        clock_gettime(CLOCK_MONOTONIC, &ts);
+                        x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
+                            attempt;
+                        memcpy(rnd, &x, sizeof(rnd));
+                }
+                for (size_t i = 0; i < sizeof(rnd); i++)
+                        suffix[i] = letters[rnd[i] % STRLEN(letters)];
+                suffix[sizeof(rnd)] = '\0';
+                r = snprintf(tmp, size, ".%s.%s", name, suffix);
+                if (r < 0 || (size_t)r >= size)
+                        return -ENAMETOOLONG;
+                fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
+                            0644);
+                if (fd >= 0)
+                        return fd;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+int write_file_atomic(const char *path, const char *text, size_t len) {
+        _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
+        const char *name = NULL;
+        char tmp[NAME_MAX + 1];
+        int r;
+
+        dirfd = open_dir(path, &name);
+        if (dirfd < 0)
+                return dirfd;
+        /* Same directory, so renameat() is atomic; hidden (and not *.prom), so no collector or
+         * node-feature-discovery reads it. */
+        fd = create_temp(dirfd, name, tmp, sizeof(tmp));
+        if (fd < 0)
+                return fd;
+        r = write_all(fd, text, len);
+        if (r >= 0 && fchmod(fd, 0644) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        /* renameat() replaces the entry called name, whatever it is: it follows no symlink. */
+        if (r >= 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlinkat(dirfd, tmp, 0);
+        return r;
 }

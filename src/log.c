@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
+#include <unistd.h>
 
 int log_target_from_string(const char *s, LogTarget *ret) {
         if (strcmp(s, "auto") == 0)

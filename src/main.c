@@ -17,6 +17,7 @@
 #include "thpguard/compliance.h"
 #include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
+#include "thpguard/fileio.h"
 #include "thpguard/log.h"
 #include "thpguard/metrics.h"
 #include "thpguard/path.h"
@@ -218,7 +219,7 @@ static int open_sysfs(const char *root, Sysfs **ret) {
 
         r = sysfs_new(root, ret);
         if (r < 0)
-                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, sysfs_strerror(-r));
+                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, fileio_strerror(-r));
         return r;
 }
 

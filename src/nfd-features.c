@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "thpguard/metrics.h"
+#include "thpguard/fileio.h"
 
 struct NfdFile {
         char *path;
@@ -125,7 +125,7 @@ int nfd_file_update(NfdFile *f, const NfdLabels *l) {
                 return r;
         if (f->valid && len == f->written_len && memcmp(text, f->written, len) == 0)
                 return 0;
-        r = metrics_replace_file(f->path, text, len);
+        r = write_file_atomic(f->path, text, len);
         f->error = r < 0 ? r : 0;
         f->valid = r >= 0;
         if (r < 0)

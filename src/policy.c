@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 #include "thpguard/policy.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libconfig.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/metrics.h"
+#include "thpguard/policy-prescan.h"
 
 /*
  * Walks the libconfig tree. Each check reports into diag and goes on, so
@@ -330,139 +332,12 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
         return 0;
 }
 
-/*
- * libconfig would follow "@include" to any file and around our size limit;
- * a policy is one self-contained file.
- */
-static bool refuse_include(const char *file, const char *buf, Diag *diag) {
-        unsigned line = 1;
-        bool found = false;
-
-        for (const char *p = buf; *p; line++) {
-                const char *eol = strchr(p, '\n');
-
-                p += strspn(p, " \t");
-                if (strncmp(p, "@include", STRLEN("@include")) == 0) {
-                        diag_error(diag, file, line, "@include is not supported in a policy");
-                        found = true;
-                }
-                if (!eol)
-                        break;
-                p = eol + 1;
-        }
-        return found;
-}
-
-/*
- * A pass over the text before libconfig sees it, with just enough of
- * libconfig's lexer (comments, strings, names, numbers) for two checks:
- *
- *  - libconfig 1.5 reads an integer literal without the L suffix with
- *    atoi(): 4296729655 silently becomes 1762359, a value nobody wrote,
- *    which would then be enforced. Each such literal is reported with what
- *    the user wrote, and its line returned so it is not reported twice.
- *  - libconfig's parse time grows with the square of the number of
- *    settings (100k keys: minutes, and the daemon is blocked meanwhile),
- *    so the settings (each '=' or ':') are counted for a cap.
- *  - libconfig 1.5 leaks the string token it discards on a syntax error:
- *    a 900 KB literal then an error cost 900 KB per reload. A literal
- *    longer than POLICY_STRING_MAX is refused here (-EINVAL, after the
- *    whole text is scanned, so each is reported), before libconfig sees it.
- */
-static int prescan(const char *file, const char *text, Diag *diag, unsigned **ret_lines, size_t *ret_n,
-                   size_t *ret_settings) {
-        size_t settings = 0;
-        _cleanup_free_ unsigned *lines = NULL;
-        size_t n = 0;
-        unsigned line = 1;
-        bool too_long = false;
-
-        for (const char *p = text; *p;) {
-                if (*p == '\n') {
-                        line++;
-                        p++;
-                } else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
-                        p += strcspn(p, "\n");
-                } else if (p[0] == '/' && p[1] == '*') {
-                        for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
-                                line += *p == '\n';
-                        p += *p ? 2 : 0;
-                } else if (*p == '"') {
-                        const char *start = p + 1;
-                        unsigned start_line = line;
-
-                        for (p++; *p && *p != '"'; p++) {
-                                if (*p == '\\' && p[1])
-                                        p++;
-                                line += *p == '\n';
-                        }
-                        if ((size_t)(p - start) > POLICY_STRING_MAX) {
-                                diag_error(diag, file, start_line, "string literal longer than %d bytes",
-                                           POLICY_STRING_MAX);
-                                too_long = true;
-                        }
-                        p += *p ? 1 : 0;
-                } else if (*p == '=' || *p == ':') {
-                        settings++;
-                        p++;
-                } else if (isalpha((unsigned char)*p) || *p == '*' || *p == '_') {
-                        p += strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*-");
-                } else if (isdigit((unsigned char)*p)) {
-                        bool hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-                        bool negative = p > text && p[-1] == '-';
-                        const char *start = p, *end;
-                        uint64_t v = 0, limit;
-                        bool overflow = false;
-
-                        p += hex ? 2 : 0;
-                        end = p + strspn(p, hex ? "0123456789abcdefABCDEF" : "0123456789");
-                        if (!hex && (*end == '.' || *end == 'e' || *end == 'E')) {
-                                p = end + strspn(end, "0123456789.eE+-"); /* a float */
-                                continue;
-                        }
-                        for (; p < end; p++) {
-                                unsigned d = isdigit((unsigned char)*p) ? (unsigned)(*p - '0')
-                                                                        : (unsigned)(tolower(*p) - 'a' + 10);
-                                if (v > (UINT64_MAX - d) / (hex ? 16 : 10))
-                                        overflow = true;
-                                else
-                                        v = v * (hex ? 16 : 10) + d;
-                        }
-                        if (*p == 'L') {
-                                p += p[1] == 'L' ? 2 : 1; /* int64: read with atoll(), fine */
-                                continue;
-                        }
-                        limit = negative ? (uint64_t)INT32_MAX + 1 : (uint64_t)INT32_MAX;
-                        if (overflow || v > limit) {
-                                unsigned *nl = realloc(lines, (n + 1) * sizeof(*nl));
-                                if (!nl)
-                                        return -ENOMEM;
-                                lines = nl;
-                                lines[n++] = line;
-                                diag_error(diag, file, line,
-                                           "integer %s%.*s is too large for libconfig without the L suffix "
-                                           "(write %s%.*sL)",
-                                           negative ? "-" : "", (int)(end - start), start,
-                                           negative ? "-" : "", (int)(end - start), start);
-                        }
-                } else
-                        p++;
-        }
-        if (too_long)
-                return -EINVAL;
-        *ret_lines = TAKE_PTR(lines);
-        *ret_n = n;
-        *ret_settings = settings;
-        return 0;
-}
-
 DEFINE_TRIVIAL_CLEANUP_FUNC(config_t *, config_destroy);
 
 int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Policy **ret) {
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_free_ char *text = NULL;
-        _cleanup_free_ unsigned *wrapped_lines = NULL;
-        size_t n_wrapped_lines = 0, n_settings = 0;
+        _cleanup_(policy_prescan_done) PolicyPrescan pre = {};
         config_t cfg_storage;
         _cleanup_(config_destroyp) config_t *cfg = NULL;
         size_t errors_before = diag->n_errors;
@@ -482,16 +357,9 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
         text = strndup(buf, len);
         if (!text)
                 return -ENOMEM;
-        if (refuse_include(file, text, diag))
-                return -EINVAL;
-        r = prescan(file, text, diag, &wrapped_lines, &n_wrapped_lines, &n_settings);
+        r = policy_prescan(file, text, diag, &pre);
         if (r < 0)
                 return r;
-        if (n_settings > POLICY_SETTINGS_MAX) {
-                diag_error(diag, file, 0, "has %zu settings; a policy may have at most %d", n_settings,
-                           POLICY_SETTINGS_MAX);
-                return -E2BIG;
-        }
 
         p = calloc(1, sizeof(*p));
         if (!p)
@@ -515,8 +383,8 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
         pp = (PolicyParser){ .file = file,
                              .diag = diag,
                              .policy = p,
-                             .wrapped_lines = wrapped_lines,
-                             .n_wrapped_lines = n_wrapped_lines };
+                             .wrapped_lines = pre.wrapped_lines,
+                             .n_wrapped_lines = pre.n_wrapped_lines };
         r = parse_root(&pp, config_root_setting(cfg));
         if (r < 0)
                 return r;
@@ -562,164 +430,73 @@ static bool on_read_only_mount(int fd) {
         return rfd >= 0 && fstatvfs(rfd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
 }
 
+/* What check_directory() needs to say why, and whether it did. */
+typedef struct DirectoryCheck {
+        const char *file;
+        uid_t euid;
+        Diag *diag;
+        bool reported; /* it refused a directory, and said so */
+} DirectoryCheck;
+
 /*
  * The StrictModes rule for one directory the policy's path goes through:
  * owned by root, and not writable by group or others (sticky or not: /tmp
  * is refused) unless it is on a read-only mount, such as a Kubernetes
  * ConfigMap volume, whose directory the kubelet makes mode 0777.
  */
-static int check_directory(const char *file, const char *dir, int fd, uid_t euid, Diag *diag) {
-        DiagLevel level = euid == 0 ? DIAG_ERROR : DIAG_WARNING;
-        const char *consequence = euid == 0 ? "refusing it" : "thpguardd running as root would refuse it";
+static int check_directory(int fd, const char *dir, void *userdata) {
+        DirectoryCheck *c = userdata;
+        DiagLevel level = c->euid == 0 ? DIAG_ERROR : DIAG_WARNING;
+        const char *consequence = c->euid == 0 ? "refusing it" : "thpguardd running as root would refuse it";
         bool bad = false;
         struct stat st;
         int r;
 
         if (fstat(fd, &st) < 0) {
                 r = -errno;
-                diag_error(diag, file, 0, "cannot stat directory %s: %s", dir, strerror(-r));
+                diag_error(c->diag, c->file, 0, "cannot stat directory %s: %s", dir, strerror(-r));
+                c->reported = true;
                 return r;
         }
         if (st.st_uid != 0) {
-                diag_add(diag, level, file, 0, "directory %s is owned by uid %u, not root; %s", dir,
+                diag_add(c->diag, level, c->file, 0, "directory %s is owned by uid %u, not root; %s", dir,
                          (unsigned)st.st_uid, consequence);
                 bad = true;
         }
         if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !on_read_only_mount(fd)) {
-                diag_add(diag, level, file, 0,
+                diag_add(c->diag, level, c->file, 0,
                          "directory %s is mode %04o: group or others can replace the policy; %s", dir,
                          (unsigned)(st.st_mode & 07777), consequence);
                 bad = true;
         }
-        return euid == 0 && bad ? -EPERM : 0;
-}
-
-static int open_failed(const char *file, int r, Diag *diag) {
-        diag_error(diag, file, 0, "cannot open: %s", strerror(-r));
-        return r;
+        c->reported = c->euid == 0 && bad;
+        return c->reported ? -EPERM : 0;
 }
 
 /*
  * Opens the policy for reading the way the kernel would resolve its path,
- * one name at a time without following symlinks, so that every directory a
- * name is looked up in, from / down and along each symlink's target, passes
- * check_directory() (as sshd's safe_path() does, but for each link too: who
- * may replace a link decides what is read). A relative path starts at the
- * working directory's absolute path. Anything but a regular file at the end
- * is refused before it is opened.
+ * so that every directory a name is looked up in, from / down and along
+ * each symlink's target, passes check_directory() (as sshd's safe_path()
+ * does, but for each link too: who may replace a link decides what is
+ * read): open_path_checked(), fileio.h. Anything but a regular file at the
+ * end is refused before it is opened.
  */
 static int open_policy(const char *file, uid_t euid, Diag *diag, int *ret_fd) {
-        _cleanup_close_ int dir = -EBADF;
-        _cleanup_free_ char *todo = NULL;
-        char dirpath[PATH_MAX] = "/";
-        unsigned symlinks = 0;
-        const char *p;
-        int r;
+        DirectoryCheck c = { .file = file, .euid = euid, .diag = diag };
+        int fd;
 
-        if (file[0] == '/')
-                todo = strdup(file);
-        else {
-                _cleanup_free_ char *cwd = getcwd(NULL, 0);
-
-                if (!cwd)
-                        return open_failed(file, -errno, diag);
-                if (asprintf(&todo, "%s/%s", cwd, file) < 0)
-                        todo = NULL;
+        fd = open_path_checked(file, check_directory, &c);
+        if (fd == -EISDIR || fd == -EBADFD) {
+                diag_error(diag, file, 0, "not a regular file");
+                return -EINVAL;
         }
-        if (!todo)
-                return -ENOMEM;
-        dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dir < 0)
-                return open_failed(file, -errno, diag);
-        r = check_directory(file, dirpath, dir, euid, diag);
-        if (r < 0)
-                return r;
-
-        for (p = todo;;) {
-                _cleanup_close_ int fd = -EBADF;
-                char name[NAME_MAX + 1];
-                struct stat st;
-                size_t len;
-                bool last;
-
-                p += strspn(p, "/");
-                len = strcspn(p, "/");
-                if (len == 0) {
-                        diag_error(diag, file, 0, "not a regular file");
-                        return -EINVAL; /* "/", or a path that ends in "/" */
-                }
-                if (len > NAME_MAX)
-                        return open_failed(file, -ENAMETOOLONG, diag);
-                memcpy(name, p, len);
-                name[len] = '\0';
-                p += len;
-                last = p[strspn(p, "/")] == '\0';
-                if (!last && strcmp(name, ".") == 0)
-                        continue;
-
-                fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0 || fstat(fd, &st) < 0)
-                        return open_failed(file, -errno, diag);
-
-                if (S_ISLNK(st.st_mode)) {
-                        char target[PATH_MAX], *next;
-                        ssize_t n;
-
-                        if (++symlinks > POLICY_SYMLINKS_MAX)
-                                return open_failed(file, -ELOOP, diag);
-                        n = readlinkat(dir, name, target, sizeof(target));
-                        if (n < 0)
-                                return open_failed(file, -errno, diag);
-                        if ((size_t)n >= sizeof(target))
-                                return open_failed(file, -ENAMETOOLONG, diag);
-                        target[n] = '\0';
-                        /* The target then the rest, from the link's directory or from /. */
-                        if (asprintf(&next, "%s/%s", target, p) < 0)
-                                return -ENOMEM;
-                        free(todo);
-                        todo = next;
-                        p = todo;
-                        if (target[0] == '/') {
-                                closep(&dir);
-                                dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (dir < 0)
-                                        return open_failed(file, -errno, diag);
-                                strcpy(dirpath, "/");
-                        }
-                        continue;
-                }
-                if (last) {
-                        if (!S_ISREG(st.st_mode)) {
-                                diag_error(diag, file, 0, "not a regular file");
-                                return -EINVAL;
-                        }
-                        /* O_NONBLOCK: should a FIFO have been swapped in meanwhile, it is not waited on. */
-                        r = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-                        if (r < 0)
-                                return open_failed(file, -errno, diag);
-                        *ret_fd = r;
-                        return 0;
-                }
-                if (!S_ISDIR(st.st_mode))
-                        return open_failed(file, -ENOTDIR, diag);
-
-                if (strcmp(name, "..") == 0) {
-                        char *slash = strrchr(dirpath, '/');
-
-                        slash[slash == dirpath ? 1 : 0] = '\0';
-                } else {
-                        len = strlen(dirpath);
-                        if (len + 1 + strlen(name) >= sizeof(dirpath))
-                                return open_failed(file, -ENAMETOOLONG, diag);
-                        snprintf(dirpath + len, sizeof(dirpath) - len, "%s%s", len > 1 ? "/" : "", name);
-                }
-                closep(&dir);
-                dir = fd;
-                fd = -EBADF;
-                r = check_directory(file, dirpath, dir, euid, diag);
-                if (r < 0)
-                        return r;
+        if (fd < 0) {
+                if (!c.reported)
+                        diag_error(diag, file, 0, "cannot open: %s", strerror(-fd));
+                return fd;
         }
+        *ret_fd = fd;
+        return 0;
 }
 
 int policy_load(const char *file, Diag *diag, Policy **ret) {

@@ -1,13 +1,55 @@
 /* SPDX-License-Identifier: MIT */
 #include "thpguard/procfs.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "thpguard/escape.h"
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
+
+/*
+ * How much of each file a reader takes: room for kernels to come, a bound
+ * for a forged --proc-root. 6.18 prints about 1.5 kB of meminfo, 4 kB of
+ * vmstat, 1.5 kB of PID/status, 350 bytes of PID/stat, under 1 kB of
+ * smaps_rollup and two 50-byte lines of pressure/memory; the kernel's
+ * command line is at most COMMAND_LINE_SIZE (2048 on x86, 4096 on arm64),
+ * and a JVM with a large heap has tens of thousands of mappings in smaps.
+ */
+#define MEMINFO_SIZE_MAX      (64 * 1024)
+#define VMSTAT_SIZE_MAX       (256 * 1024)
+#define CMDLINE_SIZE_MAX      (64 * 1024)
+#define STATUS_SIZE_MAX       8192
+#define STAT_SIZE_MAX         4096
+#define SMAPS_ROLLUP_SIZE_MAX 4096
+#define SMAPS_SIZE_MAX        (64 * 1024 * 1024)
+#define PRESSURE_SIZE_MAX     1024
+
+/* proc_root/name, or proc_root/PID/name for pid > 0, whole, into a heap buffer of at most max bytes. */
+static int read_text(const char *proc_root, uint64_t pid, const char *name, size_t max, char **ret,
+                     size_t *ret_len) {
+        char rel[64];
+
+        if (pid > 0) {
+                snprintf(rel, sizeof(rel), "%" PRIu64 "/%s", pid, name);
+                name = rel;
+        }
+        return read_file_below_alloc(proc_root, name, max, ret, ret_len);
+}
+
+/* A read_text() then the parser, for every procfs_read_X() but smaps's. */
+#define READ_AND_PARSE(proc_root, pid, name, max, parse, ret)                                               \
+        ({                                                                                                  \
+                _cleanup_free_ char *_text = NULL;                                                          \
+                size_t _len;                                                                                \
+                int _r = read_text(proc_root, pid, name, max, &_text, &_len);                               \
+                _r < 0 ? _r : parse(_text, _len, ret);                                                      \
+        })
 
 /*
  * Everything the kernel prints in these files is lines. A read that was cut
@@ -185,6 +227,10 @@ int procfs_parse_meminfo(const char *buf, size_t len, ProcMeminfo *ret) {
         return 0;
 }
 
+int procfs_read_meminfo(const char *proc_root, ProcMeminfo *ret) {
+        return READ_AND_PARSE(proc_root, 0, "meminfo", MEMINFO_SIZE_MAX, procfs_parse_meminfo, ret);
+}
+
 /* ---- /proc/vmstat ------------------------------------------------------- */
 
 /*
@@ -255,6 +301,10 @@ int procfs_parse_vmstat(const char *buf, size_t len, ProcVmstat *ret) {
         return 0;
 }
 
+int procfs_read_vmstat(const char *proc_root, ProcVmstat *ret) {
+        return READ_AND_PARSE(proc_root, 0, "vmstat", VMSTAT_SIZE_MAX, procfs_parse_vmstat, ret);
+}
+
 uint64_t procfs_vmstat_get(const ProcVmstat *v, const char *name) {
         for (size_t i = 0; i < v->n_counters; i++)
                 if (strcmp(v->counters[i].name, name) == 0)
@@ -305,21 +355,13 @@ int procfs_parse_smaps_rollup(const char *buf, size_t len, ProcSmapsRollup *ret)
         return 0;
 }
 
+int procfs_read_smaps_rollup(const char *proc_root, uint64_t pid, ProcSmapsRollup *ret) {
+        return READ_AND_PARSE(proc_root, pid, "smaps_rollup", SMAPS_ROLLUP_SIZE_MAX,
+                              procfs_parse_smaps_rollup, ret);
+}
+
 /* ---- /proc/PID/status --------------------------------------------------- */
 
-/*
- * "Key:\t<value>" lines; real reads of 6.18 are
- * tests/fuzz/corpus/fuzz-procfs-status/host--*--status (Kthread and
- * THP_enabled among them).
- *
- * Name is the comm with only '\\' and '\n' escaped: after
- * prctl(PR_SET_NAME, "a\x01\xff\tb\\c\n d") it reads, byte for byte,
- * "Name:\ta\x01\xff\tb\\\\c\\n d\n". So it may hold a tab, control bytes
- * and invalid UTF-8; we hand it back sanitized.
- *
- * THP_enabled is 0 only after prctl(PR_SET_THP_DISABLE, 1, 0): with
- * PR_THP_DISABLE_EXCEPT_ADVISED (6.18) it still reads 1.
- */
 /*
  * The kernel escapes a comm's backslash and newline in "Name:" ("\\\\" and
  * "\\n" since 5.x, "\\134" and "\\012" before): undone here, so that the name
@@ -344,6 +386,19 @@ static size_t unescape_status_name(const char *src, size_t len, char *buf) {
         return n;
 }
 
+/*
+ * "Key:\t<value>" lines; real reads of 6.18 are
+ * tests/fuzz/corpus/fuzz-procfs-status/host--*--status (Kthread and
+ * THP_enabled among them).
+ *
+ * Name is the comm with only '\\' and '\n' escaped: after
+ * prctl(PR_SET_NAME, "a\x01\xff\tb\\c\n d") it reads, byte for byte,
+ * "Name:\ta\x01\xff\tb\\\\c\\n d\n". So it may hold a tab, control bytes
+ * and invalid UTF-8; we hand it back sanitized.
+ *
+ * THP_enabled is 0 only after prctl(PR_SET_THP_DISABLE, 1, 0): with
+ * PR_THP_DISABLE_EXCEPT_ADVISED (6.18) it still reads 1.
+ */
 int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
         static const KbField fields[] = {
                 { "Pid", offsetof(ProcStatus, pid) },
@@ -397,6 +452,10 @@ int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret) {
                 return -EBADMSG;
         *ret = s;
         return 0;
+}
+
+int procfs_read_status(const char *proc_root, uint64_t pid, ProcStatus *ret) {
+        return READ_AND_PARSE(proc_root, pid, "status", STATUS_SIZE_MAX, procfs_parse_status, ret);
 }
 
 /* ---- /proc/cmdline ------------------------------------------------------ */
@@ -490,6 +549,10 @@ int procfs_parse_cmdline(const char *buf, size_t len, ProcCmdline *ret) {
         }
         *ret = c;
         return 0;
+}
+
+int procfs_read_cmdline(const char *proc_root, ProcCmdline *ret) {
+        return READ_AND_PARSE(proc_root, 0, "cmdline", CMDLINE_SIZE_MAX, procfs_parse_cmdline, ret);
 }
 
 /* memparse(): digits then an optional K, M or G; returns kB. */
@@ -681,20 +744,25 @@ static void smaps_offer_top(ProcSmaps *s, size_t top_n, const ProcMapping *m) {
         s->top[i] = *m;
 }
 
-/* Totals saturate below PROCFS_UNKNOWN: a hostile file must not make a sum wrap below its parts. */
-static uint64_t add_saturating(uint64_t a, uint64_t b) {
-        return b >= PROCFS_UNKNOWN - 1 - a ? PROCFS_UNKNOWN - 1 : a + b;
+/*
+ * Totals saturate (number.h) below PROCFS_UNKNOWN: a hostile file must not make a sum wrap below its
+ * parts, nor read as unknown.
+ */
+static uint64_t total_add(uint64_t total, uint64_t part) {
+        uint64_t sum = u64_sat_add(total, part);
+
+        return sum == PROCFS_UNKNOWN ? PROCFS_UNKNOWN - 1 : sum;
 }
 
 static void smaps_finish_mapping(ProcSmaps *s, size_t top_n, const ProcMapping *m) {
         s->n_mappings++;
         if (m->rss_kb != PROCFS_UNKNOWN)
-                s->rss_kb = add_saturating(s->rss_kb, m->rss_kb);
+                s->rss_kb = total_add(s->rss_kb, m->rss_kb);
         if (m->anon_huge_pages_kb != PROCFS_UNKNOWN)
-                s->anon_huge_pages_kb = add_saturating(s->anon_huge_pages_kb, m->anon_huge_pages_kb);
+                s->anon_huge_pages_kb = total_add(s->anon_huge_pages_kb, m->anon_huge_pages_kb);
         if (m->advised_huge) {
                 s->n_advised_huge++;
-                s->advised_huge_kb = add_saturating(s->advised_huge_kb, (m->end - m->start) / 1024);
+                s->advised_huge_kb = total_add(s->advised_huge_kb, (m->end - m->start) / 1024);
         }
         if (m->advised_nohuge)
                 s->n_advised_nohuge++;
@@ -785,6 +853,17 @@ int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret
         return 0;
 }
 
+int procfs_read_smaps(const char *proc_root, uint64_t pid, size_t top_n, ProcSmaps *ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r;
+
+        r = read_text(proc_root, pid, "smaps", SMAPS_SIZE_MAX, &text, &len);
+        if (r < 0)
+                return r;
+        return procfs_parse_smaps(text, len, top_n, ret);
+}
+
 /* ---- /proc/PID/stat ----------------------------------------------------- */
 
 /*
@@ -873,6 +952,36 @@ int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret) {
                 return -EBADMSG;
         *ret = st;
         return 0;
+}
+
+int procfs_read_stat(const char *proc_root, uint64_t pid, ProcStat *ret) {
+        return READ_AND_PARSE(proc_root, pid, "stat", STAT_SIZE_MAX, procfs_parse_stat, ret);
+}
+
+bool procfs_stat_is_khugepaged(const ProcStat *st, uint64_t pid) {
+        return st->pid == pid && strcmp(st->comm, "khugepaged") == 0 && st->ppid == 2 &&
+               (st->flags & PROCFS_PF_KTHREAD);
+}
+
+int procfs_find_khugepaged(const char *proc_root, uint64_t *ret_pid, ProcStat *ret_stat) {
+        _cleanup_free_ uint64_t *pids = NULL;
+        size_t n;
+        int r;
+
+        r = procfs_list_pids(proc_root, &pids, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                ProcStat st;
+
+                if (procfs_read_stat(proc_root, pids[i], &st) >= 0 &&
+                    procfs_stat_is_khugepaged(&st, pids[i])) {
+                        *ret_pid = pids[i];
+                        *ret_stat = st;
+                        return 0;
+                }
+        }
+        return -ENOENT;
 }
 
 /* ---- /proc/pressure/memory ---------------------------------------------- */
@@ -999,6 +1108,41 @@ int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret) {
         return 0;
 }
 
+int procfs_read_pressure(const char *proc_root, ProcPressure *ret) {
+        return READ_AND_PARSE(proc_root, 0, "pressure/memory", PRESSURE_SIZE_MAX, procfs_parse_pressure,
+                              ret);
+}
+
 bool procfs_pid_from_name(const char *name, uint64_t *ret) {
         return name[0] != '0' && number_parse_u64(name, strlen(name), ret) == 0;
+}
+
+int procfs_list_pids(const char *proc_root, uint64_t **ret, size_t *ret_n) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ uint64_t *pids = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+
+        d = opendir(proc_root);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                uint64_t pid;
+
+                if (!procfs_pid_from_name(de->d_name, &pid))
+                        continue;
+                if (n == cap) {
+                        size_t c = cap ? cap * 2 : 256;
+                        uint64_t *p = realloc(pids, c * sizeof(*p));
+
+                        if (!p)
+                                return -ENOMEM;
+                        pids = p;
+                        cap = c;
+                }
+                pids[n++] = pid;
+        }
+        *ret = TAKE_PTR(pids);
+        *ret_n = n;
+        return 0;
 }

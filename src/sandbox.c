@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 
 /*

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
@@ -85,12 +87,6 @@ int sysfs_new(const char *root, Sysfs **ret) {
 
 uint64_t sysfs_ptes_max(const Sysfs *s) {
         return s->ptes_max;
-}
-
-const char *sysfs_strerror(int errnum) {
-        if (errnum == ENODEV)
-                return "no " SYSFS_THP_DIR " below it (a kernel without THP, or not a sysfs mount)";
-        return fileio_strerror(errnum);
 }
 
 int sysfs_thp_path(const Sysfs *s, const char *rel, char *buf, size_t size) {

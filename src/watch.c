@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 /* The mask we watch: writes, plus files and directories coming and going (fixture trees, hotplug). */
 #define WATCH_MASK                                                                                          \

@@ -445,12 +445,9 @@ pid_t writer_gate_pid(const WriterGate *g) {
 
 /* Stopped ('T') or traced ('t'): it answers nothing until someone lets it go on. */
 static bool gate_is_stopped(const WriterGate *g) {
-        char buf[1024];
         ProcStat st;
-        size_t len;
 
-        if (read_pid_file(g->proc_root, (uint64_t)g->pid, "stat", buf, sizeof(buf), &len) < 0 ||
-            procfs_parse_stat(buf, len, &st) < 0)
+        if (procfs_read_stat(g->proc_root, (uint64_t)g->pid, &st) < 0)
                 return false;
         return st.state == 'T' || st.state == 't';
 }

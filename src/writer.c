@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,6 @@ static void strip_newline(char *s, size_t *len) {
         if (*len > 0 && s[*len - 1] == '\n')
                 s[--*len] = '\0';
 }
-
-/*
- * The largest /proc/PID/cgroup we read: hybrid cgroup v1 prints a line per
- * hierarchy, each path up to PATH_MAX, so 8 KiB is not enough.
- */
-#define CGROUP_FILE_MAX (64 * 1024)
 
 /* argv, NUL-separated in /proc/PID/cmdline, joined by spaces; "..." if cut. */
 void writer_read_cmdline(int dirfd, Writer *w) {
@@ -58,11 +53,11 @@ void writer_read_cmdline(int dirfd, Writer *w) {
  * the Writer keeps is cut with "..." after the owner is taken from it.
  */
 static void read_cgroup(int dirfd, Writer *w) {
-        _cleanup_free_ char *text = malloc(CGROUP_FILE_MAX), *path = malloc(CGROUP_FILE_MAX);
-        size_t len;
+        /* Any path the file may hold, so that its owner is taken from the whole of it. */
+        const size_t size = 64 * 1024;
+        _cleanup_free_ char *path = malloc(size);
 
-        if (!text || !path || read_file_at(dirfd, "cgroup", text, CGROUP_FILE_MAX, &len) < 0 ||
-            cgroup_path_from_proc(text, len, path, CGROUP_FILE_MAX) < 0)
+        if (!path || cgroup_read_path_at(dirfd, path, size) < 0)
                 return;
         cgroup_owner_from_path(path, &w->owner);
         if (!escape_printable(path, strlen(path), w->cgroup, sizeof(w->cgroup) - 3))
@@ -167,24 +162,45 @@ static void first_word(const char *s, char *buf, size_t size) {
         snprintf(buf, size, "%.*s", (int)n, s);
 }
 
-void writer_describe(const Writer *w, char *buf, size_t size) {
-        char who[WRITER_LABEL_MAX], program[WRITER_EXE_MAX];
+/* The table's cell: a record names the writer by its label, which is "pid N" when that is all there was. */
+static void describe_table(const char *who, uint64_t pid, bool exited, char *buf, size_t size) {
+        if (!who[0])
+                snprintf(buf, size, "unknown");
+        else if (pid == 0)
+                snprintf(buf, size, "%s", who);
+        else if (strcmp(who, "pid") == 0 || strncmp(who, "pid ", 4) == 0)
+                snprintf(buf, size, "%s%s", who, exited ? " (exited)" : "");
+        else
+                snprintf(buf, size, "%s (pid %" PRIu64 "%s)", who, pid, exited ? ", exited" : "");
+}
 
-        if (w->pid <= 0) {
+const char *writer_describe_as(WriterForm form, const char *who, uint64_t pid, bool exited,
+                               const char *program, char *buf, size_t size) {
+        char cut[WRITER_LABEL_MAX];
+
+        if (form == WRITER_FORM_TABLE)
+                describe_table(who, pid, exited, buf, size);
+        else if (pid == 0)
                 snprintf(buf, size, "a process outside this PID namespace");
-                return;
+        else if (exited)
+                snprintf(buf, size, "pid %" PRIu64 ", exited", pid);
+        else {
+                copy_cut(cut, sizeof(cut), who);
+                snprintf(buf, size, "%s%spid %" PRIu64 "%s%s", cut, cut[0] ? ", " : "", pid,
+                         program[0] ? ", " : "", program);
         }
-        if (w->exited) {
-                snprintf(buf, size, "pid %d, exited", (int)w->pid);
-                return;
-        }
-        copy_cut(who, sizeof(who), w->owner.unit[0] ? w->owner.unit : w->comm);
+        return buf;
+}
+
+void writer_describe(const Writer *w, char *buf, size_t size) {
+        char program[WRITER_EXE_MAX];
+
         if (w->exe[0])
                 snprintf(program, sizeof(program), "%s", w->exe);
         else
                 first_word(w->cmdline, program, sizeof(program));
-        snprintf(buf, size, "%s%spid %d%s%s", who, who[0] ? ", " : "", (int)w->pid, program[0] ? ", " : "",
-                 program);
+        writer_describe_as(WRITER_FORM_MESSAGE, w->owner.unit[0] ? w->owner.unit : w->comm,
+                           w->pid > 0 ? (uint64_t)w->pid : 0, w->exited, program, buf, size);
 }
 
 void writer_fields(const Writer *w, WriterFields *ret) {

@@ -415,12 +415,9 @@ static void print_loadavg(const char *when) {
 
 /* The CPU pid last ran on, from /proc/PID/stat, or -1. */
 static int last_cpu(pid_t pid) {
-        char buf[1024];
         ProcStat st;
-        size_t len;
 
-        if (read_pid_file("/proc", (uint64_t)pid, "stat", buf, sizeof(buf), &len) < 0 ||
-            procfs_parse_stat(buf, len, &st) < 0)
+        if (procfs_read_stat("/proc", (uint64_t)pid, &st) < 0)
                 return -1;
         return (int)st.processor;
 }

@@ -3,11 +3,12 @@
 
 /*
  * Who a process belongs to, from its cgroup path: the systemd unit, and for
- * a Kubernetes container its pod UID and container ID. Pure parsing of the
- * text in /proc/PID/cgroup; no I/O.
+ * a Kubernetes container its pod UID and container ID. The parsing of the
+ * text in /proc/PID/cgroup does no I/O; its reader is beside it.
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define CGROUP_PATH_MAX         4096
 #define CGROUP_UNIT_MAX         256
@@ -26,6 +27,15 @@ typedef struct CgroupOwner {
  * neither line is there; -ENAMETOOLONG if it does not fit.
  */
 int cgroup_path_from_proc(const char *buf, size_t len, char *ret, size_t size);
+
+/*
+ * cgroup_path_from_proc() of the cgroup file read through pid_dirfd, an fd
+ * of /proc/PID (a process that is gone fails to read: -ESRCH or -ENOENT),
+ * or below proc_root. The file is read whole, up to 64 KiB: hybrid cgroup
+ * v1 prints a line per hierarchy, each path up to PATH_MAX.
+ */
+int cgroup_read_path_at(int pid_dirfd, char *ret, size_t size);
+int cgroup_read_path(const char *proc_root, uint64_t pid, char *ret, size_t size);
 
 /*
  * The owner of a cgroup path. The unit is the first component after the

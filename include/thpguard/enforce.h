@@ -21,7 +21,7 @@ typedef enum EnforceAction {
 typedef struct EnforceOutcome {
         EnforceAction action;
         KnobStatus before;          /* before.actual is the value observed */
-        int error;                  /* positive errno, for ENFORCE_FAILED */
+        int error;                  /* -errno, for ENFORCE_FAILED */
         bool written;               /* the write went through (whether or not it stuck) */
         char after[KNOB_VALUE_MAX]; /* read back after the write, "" if unknown */
 } EnforceOutcome;

@@ -2,16 +2,34 @@
 #pragma once
 
 /*
- * Opening and reading files below a root prefix (--sysfs-root, --proc-root,
- * the metrics file's directory from /) as root: the one implementation for
- * sysfs knobs, /proc files and the metrics. Below the root no symbolic link
- * is followed, ".." never leaves it, and only regular files (or, asked for,
- * directories) are opened: a symlink planted in a fixture tree or in a
- * directory another user owns cannot redirect a read or a write.
+ * Opening, reading and replacing files below a root prefix (--sysfs-root,
+ * --proc-root, the metrics file's directory from /) as root: the one
+ * implementation for sysfs knobs, /proc files, the policy and the files
+ * thpguardd keeps. Below the root no symbolic link is followed, ".." never
+ * leaves it, and only regular files (or, asked for, directories) are
+ * opened: a symlink planted in a fixture tree or in a directory another
+ * user owns cannot redirect a read or a write.
  */
 
+#include <dirent.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
+
+#include "thpguard/macro.h"
+
+/* Closes *fd if it is open, keeping errno: a cleanup must not change what the caller reports. */
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved_errno = errno;
+                close(*fd);
+                errno = saved_errno;
+        }
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /*
  * Opens rel below the directory dirfd. flags are open()'s; O_CLOEXEC,
@@ -27,13 +45,45 @@
  */
 int open_beneath(int dirfd, const char *rel, int flags);
 
-/* The same, one openat(O_PATH | O_NOFOLLOW) per directory component, for any kernel. */
+/*
+ * The same, one openat(O_PATH | O_NOFOLLOW) per component, for any kernel:
+ * open_path_checked()'s walker, following no link.
+ */
 int open_beneath_walk(int dirfd, const char *rel, int flags);
+
+/* Symbolic links open_path_checked() follows on the way, as the kernel's MAXSYMLINKS. */
+#define FILEIO_SYMLINKS_MAX 40
+
+/*
+ * Opens path for reading the way the kernel would resolve it, but one name
+ * at a time, following each symbolic link itself, so that check_dir() sees
+ * every directory a name is looked up in, with its path: / first, then
+ * down, and along each link's target (from /, or from the link's
+ * directory). A relative path starts at the working directory's absolute
+ * path. check_dir() returns 0 to go on or -errno to stop there (and
+ * reports why itself). The last name must be a regular file (-EISDIR,
+ * -EBADFD otherwise); more than FILEIO_SYMLINKS_MAX links is -ELOOP.
+ * Returns the fd or -errno. The policy's StrictModes walk.
+ */
+int open_path_checked(const char *path, int (*check_dir)(int dirfd, const char *dirpath, void *userdata),
+                      void *userdata);
 
 /* open_beneath() from root, which is opened as given (its own symlinks are the operator's). */
 int open_below(const char *root, const char *rel, int flags);
 
-/* strerror() that says why open_beneath() refused a file (ELOOP, EBADFD); errnum > 0. */
+/*
+ * write_file_atomic()'s own errno for a directory it refuses (systemd's
+ * chase() says ENOLINK too).
+ */
+#define FILEIO_EUNSAFE_DIR ENOLINK
+
+/*
+ * strerror() that also says what the errnos given a meaning of their own
+ * here mean: why open_beneath() refused a file (ELOOP, EBADFD), why
+ * write_file_atomic() refused a directory (FILEIO_EUNSAFE_DIR), and a root
+ * without the THP directory (ENODEV, sysfs_new()). errnum > 0. The one
+ * such helper: every message about a file thpguard opens goes through it.
+ */
 const char *fileio_strerror(int errnum);
 
 /* Reads fd until EOF into buf, NUL-terminated; -EFBIG if it does not fit in size - 1 bytes. */
@@ -42,12 +92,24 @@ int read_fd(int fd, char *buf, size_t size, size_t *ret_len);
 /* read_fd() of root/rel. */
 int read_file_below(const char *root, const char *rel, char *buf, size_t size, size_t *ret_len);
 
-/* read_file_below() of proc_root/PID/name ("/proc", 42, "stat"). */
-int read_pid_file(const char *proc_root, uint64_t pid, const char *name, char *buf, size_t size,
-                  size_t *ret_len);
-
 /* The same for rel below the directory dirfd (an fd of /proc/PID, say). */
 int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret_len);
 
 /* The same into a heap buffer grown up to max bytes; *ret is the caller's to free. */
 int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len);
+
+/*
+ * Replaces the file at path by text: a temporary file next to it
+ * (".NAME.XXXXXX": the textfile collector reads only *.prom, and
+ * node-feature-discovery skips hidden files), fsync()ed, made 0644 and
+ * renamed over path. A reader sees the old file or the new one, never a
+ * part.
+ *
+ * path is absolute. Its directory is opened once, from /, following no
+ * symlink (-ELOOP), and the temporary file is created (O_EXCL | O_NOFOLLOW)
+ * and renamed relative to it: whoever owns a directory on the way, or may
+ * write to the last one, cannot steer the write elsewhere. A directory that
+ * another user than root (or than the one we run as) owns or may write is
+ * refused with -FILEIO_EUNSAFE_DIR, and nothing is written.
+ */
+int write_file_atomic(const char *path, const char *text, size_t len);

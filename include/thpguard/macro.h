@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <dirent.h>
-#include <errno.h>
-#include <stdio.h>
+/*
+ * Only what freep() calls; a user includes what it calls itself. The
+ * cleanup helpers of file descriptors and directories are fileio.h's.
+ */
 #include <stdlib.h>
-#include <unistd.h>
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
@@ -23,17 +23,6 @@ static inline void freep(void *p) {
         free(*(void **)p);
 }
 #define _cleanup_free_ _cleanup_(freep)
-
-static inline void closep(int *fd) {
-        if (*fd >= 0) {
-                int saved_errno = errno;
-                close(*fd);
-                errno = saved_errno;
-        }
-}
-#define _cleanup_close_ _cleanup_(closep)
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /* Hands ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p)                                                                                         \

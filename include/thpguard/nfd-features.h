@@ -53,8 +53,8 @@ const char *nfd_file_path(const NfdFile *f);
 /*
  * Rewrites the file when what l renders differs from what was last written
  * (or the last write failed): atomically and with the metrics file's safety
- * rules (metrics_replace_file()). 1 written, 0 unchanged, -errno
- * (metrics_strerror() says why).
+ * rules (write_file_atomic(), fileio.h). 1 written, 0 unchanged, -errno
+ * (fileio_strerror() says why).
  */
 int nfd_file_update(NfdFile *f, const NfdLabels *l);
 /* The error of the last write attempt; 0 after a successful one or none yet. */

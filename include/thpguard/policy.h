@@ -33,8 +33,6 @@
 #define POLICY_FIGHT_THRESHOLD_DEFAULT 5
 #define POLICY_FIGHT_THRESHOLD_MAX     1000
 #define POLICY_FIGHT_WINDOW_DEFAULT    10
-/* Symlinks followed on the way to the policy, as the kernel's MAXSYMLINKS. */
-#define POLICY_SYMLINKS_MAX 40
 
 typedef enum PolicyMode {
         POLICY_MODE_ENFORCE,

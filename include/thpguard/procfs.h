@@ -2,9 +2,13 @@
 #pragma once
 
 /*
- * Parsers for the /proc files the THP diagnosis chain reads. They work on
- * buffers and do no I/O, so unit tests and fuzzers feed them without a
- * kernel, and the metrics exporter shares them with thpguardctl.
+ * Parsers for the /proc files the THP diagnosis chain reads, each with its
+ * reader. A parser works on a buffer and does no I/O, so unit tests and
+ * fuzzers feed it without a kernel; procfs_read_X() reads the file below
+ * a proc root ("/proc", a pod's "/host/proc", a fixture tree) as fileio.h
+ * opens files, whole, bounded by a size that suits it (-EFBIG beyond), and
+ * parses it with procfs_parse_X(). The daemon's metrics and thpguardctl
+ * share both.
  *
  * Common rules, so callers can reason about every parser the same way:
  *   - return 0, or -EBADMSG for anything the kernel would not have printed
@@ -24,16 +28,6 @@
 
 #define PROCFS_UNKNOWN UINT64_MAX
 
-/*
- * How much of /proc/meminfo and /proc/vmstat a reader takes: 6.18 prints
- * about 1.5 kB and 4 kB; room for kernels to come, a bound for a forged
- * --proc-root.
- */
-#define PROCFS_MEMINFO_SIZE_MAX (64 * 1024)
-#define PROCFS_VMSTAT_SIZE_MAX  (256 * 1024)
-/* /proc/pressure/memory is two lines of about 50 bytes. */
-#define PROCFS_PRESSURE_SIZE_MAX 1024
-
 /* ---- /proc/meminfo ------------------------------------------------------ */
 
 typedef struct ProcMeminfo {
@@ -51,6 +45,7 @@ typedef struct ProcMeminfo {
 } ProcMeminfo;
 
 int procfs_parse_meminfo(const char *buf, size_t len, ProcMeminfo *ret);
+int procfs_read_meminfo(const char *proc_root, ProcMeminfo *ret);
 
 /* ---- /proc/vmstat ------------------------------------------------------- */
 
@@ -74,6 +69,7 @@ bool procfs_vmstat_is_thp_counter(const char *name, size_t len);
 
 /* Keeps the THP and compaction counters as name/value pairs; skips the rest. */
 int procfs_parse_vmstat(const char *buf, size_t len, ProcVmstat *ret);
+int procfs_read_vmstat(const char *proc_root, ProcVmstat *ret);
 
 /* The counter's value, or PROCFS_UNKNOWN if this kernel does not have it. */
 uint64_t procfs_vmstat_get(const ProcVmstat *v, const char *name);
@@ -91,6 +87,7 @@ typedef struct ProcSmapsRollup {
 } ProcSmapsRollup;
 
 int procfs_parse_smaps_rollup(const char *buf, size_t len, ProcSmapsRollup *ret);
+int procfs_read_smaps_rollup(const char *proc_root, uint64_t pid, ProcSmapsRollup *ret);
 
 /* ---- /proc/PID/status --------------------------------------------------- */
 
@@ -108,6 +105,7 @@ typedef struct ProcStatus {
 } ProcStatus;
 
 int procfs_parse_status(const char *buf, size_t len, ProcStatus *ret);
+int procfs_read_status(const char *proc_root, uint64_t pid, ProcStatus *ret);
 
 /* ---- /proc/cmdline ------------------------------------------------------ */
 
@@ -132,6 +130,7 @@ typedef struct ProcCmdline {
  * '-' and '_' are the same in a name, "--" ends the kernel's part).
  */
 int procfs_parse_cmdline(const char *buf, size_t len, ProcCmdline *ret);
+int procfs_read_cmdline(const char *proc_root, ProcCmdline *ret);
 
 /* "transparent_hugepage" and so on. */
 const char *procfs_cmdline_param_name(ProcCmdlineParam p);
@@ -179,6 +178,7 @@ typedef struct ProcSmaps {
  * is exiting): 0 mappings, not an error.
  */
 int procfs_parse_smaps(const char *buf, size_t len, size_t top_n, ProcSmaps *ret);
+int procfs_read_smaps(const char *proc_root, uint64_t pid, size_t top_n, ProcSmaps *ret);
 
 /* ---- /proc/PID/stat ---------------------------------------------------- */
 
@@ -205,6 +205,18 @@ typedef struct ProcStat {
  * decimal number (possibly negative), up to and past stime.
  */
 int procfs_parse_stat(const char *buf, size_t len, ProcStat *ret);
+int procfs_read_stat(const char *proc_root, uint64_t pid, ProcStat *ret);
+
+/*
+ * Is this stat, read from proc_root/PID, khugepaged's? Its comm is
+ * "khugepaged", it is a child of kthreadd (pid 2) and has PF_KTHREAD:
+ * both, since in a PID namespace a user process can have a parent with
+ * pid 2, and name itself so. The one rule, for the metrics and thpguardctl.
+ */
+bool procfs_stat_is_khugepaged(const ProcStat *st, uint64_t pid);
+
+/* Scans proc_root's processes for khugepaged: 0 with its pid and stat, -ENOENT if none, or -errno. */
+int procfs_find_khugepaged(const char *proc_root, uint64_t *ret_pid, ProcStat *ret_stat);
 
 /* ---- /proc/pressure/memory --------------------------------------------- */
 
@@ -222,8 +234,13 @@ typedef struct ProcPressure {
  * in microseconds. A line of another kind is checked and skipped.
  */
 int procfs_parse_pressure(const char *buf, size_t len, ProcPressure *ret);
+/* proc_root/pressure/memory. */
+int procfs_read_pressure(const char *proc_root, ProcPressure *ret);
 
 /* ---- /proc's directory names ---------------------------------------------- */
 
 /* A PID directory's name: decimal, no leading zero ("0" is no process either). */
 bool procfs_pid_from_name(const char *name, uint64_t *ret);
+
+/* The processes below proc_root, in directory order: a malloc()ed array of *ret_n pids. */
+int procfs_list_pids(const char *proc_root, uint64_t **ret, size_t *ret_n);

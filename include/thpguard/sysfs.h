@@ -31,7 +31,8 @@ typedef struct Sysfs {
  * default /sys and is not a sysfs (statfs: SYSFS_MAGIC). Any other root
  * (a fixture tree, a pod's /host/sys) is taken as the operator names it; below
  * it, no symlink is followed and only regular files are opened (fileio.h):
- * -ELOOP for a symlink on the way to the THP directory.
+ * -ELOOP for a symlink on the way to the THP directory. fileio_strerror()
+ * says what each means, ENODEV included.
  */
 int sysfs_new(const char *root, Sysfs **ret);
 
@@ -40,9 +41,6 @@ int sysfs_new(const char *root, Sysfs **ret);
  * sysfs_new()) and the page size; PTES_MAX_UNKNOWN if unknown.
  */
 uint64_t sysfs_ptes_max(const Sysfs *s);
-
-/* Why sysfs_new() failed, for "--sysfs-root ROOT: <this>"; errnum > 0. */
-const char *sysfs_strerror(int errnum);
 Sysfs *sysfs_free(Sysfs *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_free);
 #define _cleanup_sysfs_ _cleanup_(sysfs_freep)

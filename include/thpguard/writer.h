@@ -68,13 +68,34 @@ int writer_lookup(const char *proc_root, pid_t pid, Writer *ret);
  */
 void writer_label(const Writer *w, char *buf, size_t size);
 
+/* Where a writer is described. */
+typedef enum WriterForm {
+        /*
+         * A MESSAGE, after "written by ", inside parentheses (so none of its own):
+         *   "tuned.service, pid 812, /usr/sbin/tuned"   (exe, else argv[0])
+         *   "sh, pid 4242, /usr/bin/dash"
+         *   "pid 4242, exited"
+         *   "a process outside this PID namespace"
+         */
+        WRITER_FORM_MESSAGE,
+        /*
+         * A cell of thpguardctl's tables, from a record's label, pid and exited:
+         *   "tuned.service (pid 812)", "sh (pid 4021, exited)", "pid 77 (exited)"
+         *   (the label is the pid), "tuned" (no pid), "unknown" (no label)
+         */
+        WRITER_FORM_TABLE,
+} WriterForm;
+
 /*
- * For a MESSAGE, after "written by ":
- *   "tuned.service, pid 812, /usr/sbin/tuned"   (exe, else argv[0])
- *   "sh, pid 4242, /usr/bin/dash"
- *   "pid 4242, exited"
- *   "a process outside this PID namespace"
+ * The one description of a writer, from what is known of it: who (its
+ * unit, else its comm, or a record's label; "" if unknown), its pid (0:
+ * none, or outside this PID namespace), whether it had exited, and its
+ * program ("" if unknown). Returns buf.
  */
+const char *writer_describe_as(WriterForm form, const char *who, uint64_t pid, bool exited,
+                               const char *program, char *buf, size_t size);
+
+/* writer_describe_as(WRITER_FORM_MESSAGE) of w: the daemon's, for a record it logs. */
 void writer_describe(const Writer *w, char *buf, size_t size);
 
 /*

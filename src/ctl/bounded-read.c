@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -13,7 +14,6 @@
 #include <unistd.h>
 
 #include "thpguard/event-util.h"
-#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 
 struct CtlBoundedReader {
@@ -23,32 +23,59 @@ struct CtlBoundedReader {
         int fd;      /* our end of the socket pair */
 };
 
+typedef enum ProcFile {
+        PROC_FILE_STATUS,
+        PROC_FILE_SMAPS_ROLLUP,
+        PROC_FILE_STAT,
+} ProcFile;
+
 typedef struct Request {
         uint64_t pid;
-        uint32_t size;
-        char name[32];
+        ProcFile file;
 } Request;
 
+/* What the child parsed: r, then on success the struct of the file asked for. */
 typedef struct Response {
         int32_t r;
-        uint32_t len;
+        union {
+                ProcStatus status;
+                ProcSmapsRollup rollup;
+                ProcStat stat;
+        };
 } Response;
 
-/* The child: one request, one answer, until the pipe closes. */
+static size_t response_size(ProcFile file) {
+        switch (file) {
+        case PROC_FILE_STATUS:
+                return offsetof(Response, status) + sizeof(ProcStatus);
+        case PROC_FILE_SMAPS_ROLLUP:
+                return offsetof(Response, rollup) + sizeof(ProcSmapsRollup);
+        default:
+                return offsetof(Response, stat) + sizeof(ProcStat);
+        }
+}
+
+/* The child: one request, one answer, until the socket closes. */
 __attribute__((noreturn)) static void serve(const char *proc_root, int fd) {
-        static char buf[CTL_BOUNDED_READ_MAX];
         Request q;
 
         while (read(fd, &q, sizeof(q)) == (ssize_t)sizeof(q)) {
                 Response a = {};
-                size_t len = 0;
+                size_t size;
 
-                q.name[sizeof(q.name) - 1] = '\0';
-                a.r = read_pid_file(proc_root, q.pid, q.name, buf,
-                                    q.size < sizeof(buf) ? q.size : sizeof(buf), &len);
-                a.len = a.r >= 0 ? (uint32_t)len : 0;
-                if (send(fd, &a, sizeof(a), MSG_NOSIGNAL) != (ssize_t)sizeof(a) ||
-                    (a.len > 0 && send(fd, buf, a.len, MSG_NOSIGNAL) != (ssize_t)a.len))
+                switch (q.file) {
+                case PROC_FILE_STATUS:
+                        a.r = procfs_read_status(proc_root, q.pid, &a.status);
+                        break;
+                case PROC_FILE_SMAPS_ROLLUP:
+                        a.r = procfs_read_smaps_rollup(proc_root, q.pid, &a.rollup);
+                        break;
+                default:
+                        a.r = procfs_read_stat(proc_root, q.pid, &a.stat);
+                        break;
+                }
+                size = a.r >= 0 ? response_size(q.file) : sizeof(a.r);
+                if (send(fd, &a, size, MSG_NOSIGNAL) != (ssize_t)size)
                         break;
         }
         _exit(0);
@@ -138,17 +165,12 @@ static int read_until(int fd, void *p, size_t size, uint64_t deadline) {
         return 0;
 }
 
-int ctl_bounded_read_pid_file(CtlBoundedReader *r, uint64_t pid, const char *name, char *buf, size_t size,
-                              size_t *ret_len) {
-        Request q = { .pid = pid,
-                      .size = (uint32_t)(size < CTL_BOUNDED_READ_MAX ? size : CTL_BOUNDED_READ_MAX) };
+/* One request to the child, a new one if none runs; its answer in *ret (a Response). */
+static int bounded_read(CtlBoundedReader *r, uint64_t pid, ProcFile file, Response *ret) {
+        Request q = { .pid = pid, .file = file };
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + r->deadline_usec;
-        Response a;
         int k;
 
-        if (strlen(name) >= sizeof(q.name) || size == 0)
-                return -EINVAL;
-        strcpy(q.name, name);
         if (r->child == 0) {
                 k = child_start(r);
                 if (k < 0)
@@ -158,19 +180,41 @@ int ctl_bounded_read_pid_file(CtlBoundedReader *r, uint64_t pid, const char *nam
                 child_drop(r);
                 return -EPIPE;
         }
-        k = read_until(r->fd, &a, sizeof(a), deadline);
-        if (k >= 0 && a.r >= 0 && (a.len >= q.size || a.len >= size))
-                k = -EBADMSG;
-        if (k >= 0 && a.r >= 0)
-                k = read_until(r->fd, buf, a.len, deadline);
+        k = read_until(r->fd, &ret->r, sizeof(ret->r), deadline);
+        if (k >= 0 && ret->r >= 0)
+                k = read_until(r->fd, (char *)ret + sizeof(ret->r), response_size(file) - sizeof(ret->r),
+                               deadline);
         if (k < 0) {
                 /* Stuck, or gone: the next read gets a new child. */
                 child_drop(r);
                 return k;
         }
-        if (a.r < 0)
-                return a.r;
-        buf[a.len] = '\0';
-        *ret_len = a.len;
-        return 0;
+        return ret->r;
+}
+
+int ctl_bounded_read_status(CtlBoundedReader *r, uint64_t pid, ProcStatus *ret) {
+        Response a;
+        int k = bounded_read(r, pid, PROC_FILE_STATUS, &a);
+
+        if (k >= 0)
+                *ret = a.status;
+        return k;
+}
+
+int ctl_bounded_read_smaps_rollup(CtlBoundedReader *r, uint64_t pid, ProcSmapsRollup *ret) {
+        Response a;
+        int k = bounded_read(r, pid, PROC_FILE_SMAPS_ROLLUP, &a);
+
+        if (k >= 0)
+                *ret = a.rollup;
+        return k;
+}
+
+int ctl_bounded_read_stat(CtlBoundedReader *r, uint64_t pid, ProcStat *ret) {
+        Response a;
+        int k = bounded_read(r, pid, PROC_FILE_STAT, &a);
+
+        if (k >= 0)
+                *ret = a.stat;
+        return k;
 }

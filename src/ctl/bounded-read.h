@@ -6,23 +6,22 @@
  * take the process's memory lock, which the process itself can hold for
  * as long as it likes (a page of a FUSE file nobody serves, read through
  * /proc/self/mem, with another thread queued in mmap()): a reader then
- * waits in state D, as `ps` does. Each read here is done by a child
- * process and waited for until a deadline; a child that misses it is
- * killed and left behind (it may stay in D until the lock is released),
- * and the next read gets a new child. The caller skips that process and
- * says so. One child serves every read until then: a fork per scan, not
- * per process.
+ * waits in state D, as `ps` does. Each read here is a procfs_read_X()
+ * (procfs.h) done by a child process, which sends back what it parsed,
+ * waited for until a deadline; a child that misses it is killed and left
+ * behind (it may stay in D until the lock is released), and the next read
+ * gets a new child. The caller skips that process and says so. One child
+ * serves every read until then: a fork per scan, not per process.
  */
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "thpguard/macro.h"
+#include "thpguard/procfs.h"
 
 /* Long enough for a /proc read on a loaded machine (tens of microseconds idle). */
 #define CTL_BOUNDED_READ_DEADLINE_USEC (500 * 1000)
-/* The largest file read through it. */
-#define CTL_BOUNDED_READ_MAX 65536
 
 typedef struct CtlBoundedReader CtlBoundedReader;
 
@@ -31,8 +30,10 @@ CtlBoundedReader *ctl_bounded_reader_free(CtlBoundedReader *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(CtlBoundedReader *, ctl_bounded_reader_free);
 
 /*
- * read_pid_file() (fileio.h), done by the child: its result, or
- * -ETIMEDOUT when it did not answer within the deadline.
+ * procfs_read_status(), procfs_read_smaps_rollup() and procfs_read_stat(),
+ * done by the child: their result, or -ETIMEDOUT when it did not answer
+ * within the deadline.
  */
-int ctl_bounded_read_pid_file(CtlBoundedReader *r, uint64_t pid, const char *name, char *buf, size_t size,
-                              size_t *ret_len);
+int ctl_bounded_read_status(CtlBoundedReader *r, uint64_t pid, ProcStatus *ret);
+int ctl_bounded_read_smaps_rollup(CtlBoundedReader *r, uint64_t pid, ProcSmapsRollup *ret);
+int ctl_bounded_read_stat(CtlBoundedReader *r, uint64_t pid, ProcStat *ret);

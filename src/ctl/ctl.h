@@ -38,8 +38,6 @@ enum {
 #define CTL_TOP_DEFAULT 10
 #define CTL_TOP_MAX     1000
 
-/* ---- read a /proc or /sys file below a root ----------------------------- */
-
 /* ---- node state --------------------------------------------------------- */
 
 typedef enum CtlKnobState {
@@ -221,12 +219,6 @@ void ctl_note_add(CtlNode *n, const char *fmt, ...) _printf_(2, 3);
 /* ---- the journal ------------------------------------------------------- */
 
 /*
- * Reads the foreign-write records of since_usec or later from the journal
- * in dir (journalctl -D), or the local one if dir is NULL. -ENOMEDIUM when
- * there is none (no journal directory, or no journal file in it); on any
- * failure, why holds the one line that says so.
- */
-/*
  * Whose records count: thpguardd's own only. An entry must carry one of
  * our MESSAGE_IDs, _UID=0 and this host's _MACHINE_ID, and come from
  * _SYSTEMD_UNIT=thpguardd.service or from _EXE=daemon_exe (a pod's
@@ -242,6 +234,12 @@ typedef struct CtlJournalSource {
         const char *daemon_exe; /* --daemon-exe; NULL: where thpguardd is installed */
 } CtlJournalSource;
 
+/*
+ * Reads the foreign-write records of since_usec or later from the journal
+ * in src->dir (journalctl -D), or the local one if it is NULL. -ENOMEDIUM
+ * when there is none (no journal directory, or no journal file in it); on
+ * any failure, why holds the one line that says so.
+ */
 int ctl_journal_read(const CtlJournalSource *src, uint64_t since_usec, CtlForeign *ret, char *why,
                      size_t why_size);
 

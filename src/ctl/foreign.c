@@ -189,18 +189,6 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 r->exited = k == 0 && v == 1;
 }
 
-const char *ctl_writer_string(const char *label, uint64_t pid, bool exited, char *buf, size_t size) {
-        if (!label[0])
-                snprintf(buf, size, "unknown");
-        else if (pid == 0)
-                snprintf(buf, size, "%s", label);
-        else if (strcmp(label, "pid") == 0 || strncmp(label, "pid ", 4) == 0)
-                snprintf(buf, size, "%s%s", label, exited ? " (exited)" : ""); /* the label is the pid */
-        else
-                snprintf(buf, size, "%s (pid %" PRIu64 "%s)", label, pid, exited ? ", exited" : "");
-        return buf;
-}
-
 static void copy_if_set(char *dst, const char *src, size_t size) {
         if (src[0])
                 snprintf(dst, size, "%s", src);
@@ -279,7 +267,7 @@ static size_t knob_index(const CtlForeign *f, const char *knob) {
         return i;
 }
 
-static void knob_add(CtlForeign *f, const CtlRecord *r) {
+static void knob_writes_add(CtlForeign *f, const CtlRecord *r) {
         size_t i = knob_index(f, r->knob);
         CtlKnobWrites *k = &f->knobs[i];
 
@@ -321,7 +309,7 @@ int ctl_foreign_add(CtlForeign *f, const CtlRecord *r) {
                 snprintf(w->label, sizeof(w->label), "other");
         }
         writer_add(w, r);
-        knob_add(f, r);
+        knob_writes_add(f, r);
         if (r->kind == CTL_RECORD_DRIFT) {
                 f->n_drift++;
                 f->n_drift_unknown += !r->writer[0];
@@ -342,7 +330,7 @@ static int cmp_writer(const void *a, const void *b) {
         return strcmp(x->label, y->label);
 }
 
-static int cmp_knob(const void *a, const void *b) {
+static int cmp_knob_path(const void *a, const void *b) {
         return strcmp(a, b);
 }
 
@@ -350,8 +338,8 @@ void ctl_foreign_sort(CtlForeign *f) {
         if (f->n_writers > 0)
                 qsort(f->writers, f->n_writers, sizeof(f->writers[0]), cmp_writer);
         for (size_t i = 0; i < f->n_writers; i++)
-                qsort(f->writers[i].knobs, f->writers[i].n_knobs, KNOB_PATH_MAX, cmp_knob);
-        qsort(f->other.knobs, f->other.n_knobs, KNOB_PATH_MAX, cmp_knob);
+                qsort(f->writers[i].knobs, f->writers[i].n_knobs, KNOB_PATH_MAX, cmp_knob_path);
+        qsort(f->other.knobs, f->other.n_knobs, KNOB_PATH_MAX, cmp_knob_path);
 }
 
 const CtlKnobWrites *ctl_foreign_knob(const CtlForeign *f, const char *knob) {

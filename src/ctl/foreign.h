@@ -105,9 +105,6 @@ typedef struct CtlForeign {
         char source[2048];        /* which records were read, and from where (journal.c) */
 } CtlForeign;
 
-/* "tuned.service (pid 812)", "sh (pid 4021, exited)", "pid 77", or "unknown" for an empty label. */
-const char *ctl_writer_string(const char *label, uint64_t pid, bool exited, char *buf, size_t size);
-
 /* Counts a record of since_usec or later in; others are ignored. -ENOMEM only. */
 int ctl_foreign_add(CtlForeign *f, const CtlRecord *r);
 /* Writers by drift records, then fight warnings, then latest first; each one's knobs by name. */

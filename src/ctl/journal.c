@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <systemd/sd-journal.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "thpguard/escape.h"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * thpguardctl: argument parsing and wiring only. Collection lives in
- * node.c, procscan.c, pid.c and journal.c, judgement in verdict.c,
- * printing in output-*.c, and the writers and exec subcommands in
- * writers.c and exec.c.
+ * thpguardctl: argument parsing and wiring only, for every command.
+ * Collection lives in node.c, procscan.c, pid.c and journal.c, judgement
+ * in verdict.c, printing in output-*.c, and the writers, exec and watch
+ * commands in writers.c, exec.c and watch.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +28,7 @@
 typedef struct CtlArgs {
         CtlStatusOptions status;
         CtlWritersOptions writers;
+        CtlWatchOptions watch;
         bool json;
         uint64_t pid;
         ThpMode thp;
@@ -93,6 +94,50 @@ static void help(void) {
             CTL_TOP_DEFAULT, CTL_TOP_MAX, CTL_TOP_DEFAULT, PROCFS_SMAPS_TOP_MAX);
 }
 
+static void help_watch(void) {
+        printf(
+            "Usage: thpguardctl watch [--interval SECONDS] [--count N] [--top N] [--json] [--config FILE]\n"
+            "                         [--sysfs-root DIR] [--proc-root DIR] [--journal-dir DIR]\n"
+            "                         [--machine-id ID|FILE] [--daemon-exe PATH]\n"
+            "What THP is doing on this node now, as rates, every interval: faults and fallbacks,\n"
+            "khugepaged's collapses, CPU and scans, splits, compaction, per-size mTHP faults, memory\n"
+            "pressure, AnonHugePages and the processes whose huge pages grew. Read-only.\n"
+            "On a terminal, a full-screen view (q quits); otherwise one line an interval under a\n"
+            "header, or with --json one JSON object a line.\n"
+            "\n"
+            "      --interval SECONDS  between samples, 0.1 to 3600 (default 1)\n"
+            "      --count N           stop after N intervals (default: until stopped)\n"
+            "      --top N             processes listed (default %d, 0..%d)\n"
+            "      --json              one JSON object an interval, even on a terminal\n"
+            "  -c, --config FILE       policy file (default " POLICY_FILE_DEFAULT ")\n"
+            "      --sysfs-root DIR    where sysfs is mounted (default /sys; /host/sys in a pod)\n"
+            "      --proc-root DIR     where procfs is mounted (default /proc; /host/proc in a pod)\n"
+            "      --journal-dir DIR   read the journal files in DIR for the last correction\n"
+            "      --machine-id ID|FILE  whose records count (default /etc/machine-id)\n"
+            "      --daemon-exe PATH   thpguardd's executable as the journal records it (_EXE)\n"
+            "  -h, --help              show this help\n"
+            "\n"
+            "Exit status: 0 success; 1 the THP sysfs directory, the proc root or a --config given\n"
+            "explicitly is missing or unreadable, or the output went away; 2 usage. See thpguardctl(1).\n",
+            CTL_TOP_DEFAULT, CTL_TOP_MAX);
+}
+
+/* "1", "0.5", "2.250": seconds with at most three decimals, as microseconds. */
+static int parse_seconds(const char *s, uint64_t *ret_usec) {
+        const char *dot = strchr(s, '.');
+        size_t whole_len = dot ? (size_t)(dot - s) : strlen(s), frac_len = dot ? strlen(dot + 1) : 0;
+        uint64_t whole, frac = 0;
+
+        if (whole_len == 0 || number_parse_u64(s, whole_len, &whole) < 0 || whole > 3600)
+                return -EINVAL;
+        if (dot && (frac_len == 0 || frac_len > 3 || number_parse_u64(dot + 1, frac_len, &frac) < 0))
+                return -EINVAL;
+        for (size_t i = frac_len; i < 6; i++)
+                frac *= 10;
+        *ret_usec = whole * USEC_PER_SEC + frac;
+        return 0;
+}
+
 static int parse_number(const char *s, uint64_t max, uint64_t *ret) {
         uint64_t v;
 
@@ -108,6 +153,7 @@ typedef enum Command {
         CMD_WRITERS,
         CMD_EXEC,
         CMD_WORKLOADS,
+        CMD_WATCH,
 } Command;
 
 #define CMD(c) (1u << (c))
@@ -123,6 +169,8 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 ARG_SINCE,
                 ARG_MACHINE_ID,
                 ARG_DAEMON_EXE,
+                ARG_INTERVAL,
+                ARG_COUNT,
         };
         static const struct option options[] = {
                 { "json", no_argument, NULL, ARG_JSON },
@@ -135,6 +183,8 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 { "since", required_argument, NULL, ARG_SINCE },
                 { "machine-id", required_argument, NULL, ARG_MACHINE_ID },
                 { "daemon-exe", required_argument, NULL, ARG_DAEMON_EXE },
+                { "interval", required_argument, NULL, ARG_INTERVAL },
+                { "count", required_argument, NULL, ARG_COUNT },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -143,22 +193,26 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                 int option;
                 unsigned commands;
         } applies[] = {
-                { ARG_JSON, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WRITERS) | CMD(CMD_WORKLOADS) },
-                { 'c', CMD(CMD_STATUS) },
-                { ARG_SYSFS_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) },
-                { ARG_PROC_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WORKLOADS) },
-                { ARG_TOP, CMD(CMD_STATUS) | CMD(CMD_PID) },
+                { ARG_JSON,
+                  CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WRITERS) | CMD(CMD_WORKLOADS) | CMD(CMD_WATCH) },
+                { 'c', CMD(CMD_STATUS) | CMD(CMD_WATCH) },
+                { ARG_SYSFS_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WATCH) },
+                { ARG_PROC_ROOT, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WORKLOADS) | CMD(CMD_WATCH) },
+                { ARG_TOP, CMD(CMD_STATUS) | CMD(CMD_PID) | CMD(CMD_WATCH) },
                 { ARG_THP, CMD(CMD_EXEC) },
-                { ARG_JOURNAL_DIR, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
+                { ARG_JOURNAL_DIR, CMD(CMD_STATUS) | CMD(CMD_WRITERS) | CMD(CMD_WATCH) },
                 { ARG_SINCE, CMD(CMD_WRITERS) },
-                { ARG_MACHINE_ID, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
-                { ARG_DAEMON_EXE, CMD(CMD_STATUS) | CMD(CMD_WRITERS) },
+                { ARG_MACHINE_ID, CMD(CMD_STATUS) | CMD(CMD_WRITERS) | CMD(CMD_WATCH) },
+                { ARG_DAEMON_EXE, CMD(CMD_STATUS) | CMD(CMD_WRITERS) | CMD(CMD_WATCH) },
+                { ARG_INTERVAL, CMD(CMD_WATCH) },
+                { ARG_COUNT, CMD(CMD_WATCH) },
         };
         CtlArgs a = {
                 .status = { .config = POLICY_FILE_DEFAULT,
                             .sysfs_root = "/sys",
                             .proc_root = "/proc",
                             .top = CTL_TOP_DEFAULT },
+                .watch = { .interval_usec = CTL_WATCH_INTERVAL_DEFAULT_USEC },
                 .thp = _THP_MODE_INVALID,
         };
         uint64_t top_max = cmd == CMD_PID ? PROCFS_SMAPS_TOP_MAX : CTL_TOP_MAX, v;
@@ -172,13 +226,21 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                         return -EINVAL;
                 for (size_t i = 0; i < ELEMENTSOF(applies); i++)
                         if (applies[i].option == c && !(applies[i].commands & CMD(cmd))) {
-                                /* The old wording for the one option that only status takes. */
+                                /* The one option only the node's views take. */
                                 if (c == 'c')
-                                        fprintf(stderr, "thpguardctl %s: --config applies to status only\n",
-                                                name);
+                                        fprintf(
+                                            stderr,
+                                            "thpguardctl %s: --config applies to status and watch only\n",
+                                            name);
                                 else
-                                        fprintf(stderr, "thpguardctl %s: option '%s' does not apply here\n",
-                                                name, argv[optind - 1]);
+                                        /* By its name: argv[optind - 1] may be its argument ("--since -1h").
+                                         */
+                                        for (const struct option *o = options; o->name; o++)
+                                                if (o->val == c)
+                                                        fprintf(stderr,
+                                                                "thpguardctl %s: option '--%s' does not "
+                                                                "apply here\n",
+                                                                name, o->name);
                                 return -EINVAL;
                         }
                 switch (c) {
@@ -231,8 +293,30 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
                                 return -EINVAL;
                         }
                         break;
+                case ARG_INTERVAL:
+                        if (parse_seconds(optarg, &a.watch.interval_usec) < 0 ||
+                            a.watch.interval_usec < CTL_WATCH_INTERVAL_MIN_USEC ||
+                            a.watch.interval_usec > CTL_WATCH_INTERVAL_MAX_USEC) {
+                                fprintf(stderr,
+                                        "thpguardctl watch: --interval '%s': expected seconds from 0.1 to "
+                                        "3600, at "
+                                        "most three decimals\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case ARG_COUNT:
+                        if (parse_number(optarg, UINT32_MAX, &a.watch.count) < 0 || a.watch.count == 0) {
+                                fprintf(stderr, "thpguardctl watch: --count '%s': expected 1..%" PRIu32 "\n",
+                                        optarg, UINT32_MAX);
+                                return -EINVAL;
+                        }
+                        break;
                 case 'h':
-                        help();
+                        if (cmd == CMD_WATCH)
+                                help_watch();
+                        else
+                                help();
                         exit(CTL_EXIT_OK);
                 default:
                         return -EINVAL;
@@ -243,11 +327,13 @@ static int parse_argv(Command cmd, int argc, char **argv, CtlArgs *ret) {
         case CMD_STATUS:
         case CMD_WRITERS:
         case CMD_WORKLOADS:
+        case CMD_WATCH:
                 if (optind < argc) {
                         fprintf(stderr, "thpguardctl %s: unexpected argument '%s'\n", name, argv[optind]);
                         return -EINVAL;
                 }
-                a.writers.json = a.json;
+                a.writers.json = a.watch.json = a.json;
+                a.watch.status = a.status;
                 if (cmd == CMD_WRITERS &&
                     ctl_since_parse(since, now_usec(CLOCK_REALTIME), &a.writers.since_usec) < 0) {
                         fprintf(stderr,
@@ -343,7 +429,7 @@ int main(int argc, char **argv) {
         } commands[] = {
                 { "status", CMD_STATUS },       { "pid", CMD_PID },
                 { "writers", CMD_WRITERS },     { "exec", CMD_EXEC },
-                { "workloads", CMD_WORKLOADS },
+                { "workloads", CMD_WORKLOADS }, { "watch", CMD_WATCH },
         };
         CtlArgs a;
 
@@ -359,14 +445,12 @@ int main(int argc, char **argv) {
                 printf("thpguardctl " THPGUARD_VERSION "\n");
                 return CTL_EXIT_OK;
         }
-        /* watch parses its own options (watch.c). */
-        if (strcmp(argv[1], "watch") == 0)
-                return ctl_watch_main(argc - 1, argv + 1);
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
                 if (strcmp(argv[1], commands[i].name) != 0)
                         continue;
                 if (parse_argv(commands[i].cmd, argc - 1, argv + 1, &a) < 0) {
-                        fprintf(stderr, "Try 'thpguardctl --help'.\n");
+                        fprintf(stderr, "Try 'thpguardctl %s--help'.\n",
+                                commands[i].cmd == CMD_WATCH ? "watch " : "");
                         return commands[i].cmd == CMD_EXEC ? CTL_EXIT_EXEC_FAILED : CTL_EXIT_USAGE;
                 }
                 switch (commands[i].cmd) {
@@ -380,6 +464,8 @@ int main(int argc, char **argv) {
                         return ctl_exec(a.thp, a.command);
                 case CMD_WORKLOADS:
                         return run_workloads(&a);
+                case CMD_WATCH:
+                        return ctl_watch_run(&a.watch);
                 }
         }
         fprintf(stderr, "thpguardctl: unknown command '%s'. Try 'thpguardctl --help'.\n", argv[1]);

@@ -333,33 +333,19 @@ uint64_t ctl_sysfs_u64(const Sysfs *s, const char *knob) {
 }
 
 static void collect_proc_files(CtlNode *n) {
-        _cleanup_free_ char *buf = NULL;
+        char buf[4096]; /* osrelease: at most 64 bytes (__NEW_UTS_LEN); a longer one is forged */
         size_t len;
-        int r;
 
-        /* vmstat is the largest; cmdline is at most COMMAND_LINE_SIZE (2048 on x86, 4096 on arm64). */
-        buf = malloc(PROCFS_VMSTAT_SIZE_MAX);
-        if (!buf) {
-                n->meminfo_error = n->vmstat_error = n->cmdline_error = -ENOMEM;
-                return;
-        }
-
-        r = read_file_below(n->proc_root, "sys/kernel/osrelease", buf, PROCFS_VMSTAT_SIZE_MAX, &len);
-        if (r >= 0) {
+        if (read_file_below(n->proc_root, "sys/kernel/osrelease", buf, sizeof(buf), &len) >= 0) {
                 while (len > 0 && buf[len - 1] == '\n')
                         len--;
                 escape_printable(buf, len, n->kernel_release, sizeof(n->kernel_release));
         }
 
-        r = read_file_below(n->proc_root, "meminfo", buf, PROCFS_MEMINFO_SIZE_MAX, &len);
-        n->meminfo_error = r < 0 ? r : procfs_parse_meminfo(buf, len, &n->meminfo);
-
+        n->meminfo_error = procfs_read_meminfo(n->proc_root, &n->meminfo);
         n->vmstat = malloc(sizeof(*n->vmstat));
-        r = n->vmstat ? read_file_below(n->proc_root, "vmstat", buf, PROCFS_VMSTAT_SIZE_MAX, &len) : -ENOMEM;
-        n->vmstat_error = r < 0 ? r : procfs_parse_vmstat(buf, len, n->vmstat);
-
-        r = read_file_below(n->proc_root, "cmdline", buf, PROCFS_VMSTAT_SIZE_MAX, &len);
-        n->cmdline_error = r < 0 ? r : procfs_parse_cmdline(buf, len, &n->cmdline);
+        n->vmstat_error = n->vmstat ? procfs_read_vmstat(n->proc_root, n->vmstat) : -ENOMEM;
+        n->cmdline_error = procfs_read_cmdline(n->proc_root, &n->cmdline);
 }
 
 void ctl_node_done(CtlNode *n) {
@@ -381,7 +367,7 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
 
         r = sysfs_new(o->sysfs_root, &s);
         if (r < 0) {
-                fprintf(stderr, "thpguardctl: --sysfs-root %s: %s\n", o->sysfs_root, sysfs_strerror(-r));
+                fprintf(stderr, "thpguardctl: --sysfs-root %s: %s\n", o->sysfs_root, fileio_strerror(-r));
                 return r;
         }
         r = stat(o->proc_root, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;

@@ -14,6 +14,7 @@
 #include "ctl.h"
 #include "thpguard/escape.h"
 #include "thpguard/number.h"
+#include "thpguard/writer.h"
 
 /* "1234 kB", or "-" for a field this kernel did not print. */
 static const char *kb(uint64_t v, char *buf, size_t size) {
@@ -108,8 +109,8 @@ static void print_foreign(FILE *f, const CtlNode *n, const char *journal_dir) {
                 }
                 fprintf(f, "  %-33s %6" PRIu64 " %6" PRIu64 "  %-19s  %s\n", k->path, kw->n_drift,
                         kw->n_fight, ctl_time_local(kw->last_usec, last, sizeof(last)),
-                        ctl_writer_string(kw->last_writer, kw->last_pid, kw->last_exited, writer,
-                                          sizeof(writer)));
+                        writer_describe_as(WRITER_FORM_TABLE, kw->last_writer, kw->last_pid, kw->last_exited,
+                                           "", writer, sizeof(writer)));
         }
         if (rows == 0)
                 fprintf(f, "  no knob is managed, and none was written by another process\n");

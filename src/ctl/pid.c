@@ -5,16 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "thpguard/escape.h"
-#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
-
-/* A JVM with a large heap has tens of thousands of mappings: 64 MiB of smaps is generous. */
-#define SMAPS_READ_MAX (64 * 1024 * 1024)
-#define SMALL_READ_MAX 8192
 
 void ctl_pid_done(CtlPid *p) {
         free(p->smaps);
@@ -112,19 +108,14 @@ static void pid_judge(CtlPid *p) {
 
 int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid, size_t top, CtlPid *ret) {
         _cleanup_(ctl_pid_done) CtlPid p = { .pid = pid };
-        _cleanup_free_ char *smaps = NULL;
-        char rel[64], buf[SMALL_READ_MAX];
-        size_t len;
         int r;
 
         /* status is the one file without which there is no process to talk about. */
-        snprintf(rel, sizeof(rel), "%" PRIu64 "/status", pid);
-        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
-        if (r >= 0)
-                r = procfs_parse_status(buf, len, &p.status);
+        r = procfs_read_status(proc_root, pid, &p.status);
         if (r < 0) {
-                char path[PATH_MAX];
+                char rel[64], path[PATH_MAX];
 
+                snprintf(rel, sizeof(rel), "%" PRIu64 "/status", pid);
                 path_join_root(proc_root, rel, path, sizeof(path));
                 fprintf(stderr, "thpguardctl: %s: %s\n", path,
                         r == -ENOENT    ? "no such process"
@@ -133,14 +124,10 @@ int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid,
                 return r;
         }
 
-        snprintf(rel, sizeof(rel), "%" PRIu64 "/smaps_rollup", pid);
-        r = read_file_below(proc_root, rel, buf, sizeof(buf), &len);
-        p.rollup_error = r < 0 ? r : procfs_parse_smaps_rollup(buf, len, &p.rollup);
+        p.rollup_error = procfs_read_smaps_rollup(proc_root, pid, &p.rollup);
 
-        snprintf(rel, sizeof(rel), "%" PRIu64 "/smaps", pid);
         p.smaps = malloc(sizeof(*p.smaps));
-        r = p.smaps ? read_file_below_alloc(proc_root, rel, SMAPS_READ_MAX, &smaps, &len) : -ENOMEM;
-        p.smaps_error = r < 0 ? r : procfs_parse_smaps(smaps, len, top, p.smaps);
+        p.smaps_error = p.smaps ? procfs_read_smaps(proc_root, pid, top, p.smaps) : -ENOMEM;
         if (p.smaps_error < 0) {
                 free(p.smaps);
                 p.smaps = NULL;

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,44 +7,8 @@
 
 #include "bounded-read.h"
 #include "ctl.h"
-#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
-
-/* A real smaps_rollup is under 1 kB; four pages is plenty and bounds a planted file. */
-#define ROLLUP_READ_MAX 4096
-/* /proc/PID/status is about 1.5 kB. */
-#define STATUS_READ_MAX 8192
-
-static int read_status(CtlBoundedReader *br, uint64_t pid, ProcStatus *ret) {
-        char buf[STATUS_READ_MAX];
-        size_t len;
-        int r;
-
-        r = ctl_bounded_read_pid_file(br, pid, "status", buf, sizeof(buf), &len);
-        if (r < 0)
-                return r;
-        return procfs_parse_status(buf, len, ret);
-}
-
-static int read_rollup(CtlBoundedReader *br, uint64_t pid, ProcSmapsRollup *ret) {
-        char buf[ROLLUP_READ_MAX];
-        size_t len;
-        int r;
-
-        r = ctl_bounded_read_pid_file(br, pid, "smaps_rollup", buf, sizeof(buf), &len);
-        if (r < 0)
-                return r;
-        return procfs_parse_smaps_rollup(buf, len, ret);
-}
-
-/* khugepaged is a kernel thread: no mm, so its smaps_rollup fails and we look at status instead. */
-static bool is_khugepaged(const ProcStatus *st) {
-        if (strcmp(st->name, "khugepaged") != 0)
-                return false;
-        /* Before 6.0 there is no "Kthread:"; kernel threads are children of kthreadd (pid 2). */
-        return st->kthread == 1 || (st->kthread == -1 && st->ppid == 2);
-}
 
 static int cmp_by_anon_huge(const void *a, const void *b) {
         const CtlProcess *x = a, *y = b;
@@ -70,17 +33,16 @@ void ctl_proc_scan_done(CtlProcScan *s) {
 }
 
 int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
-        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ uint64_t *pids = NULL;
         _cleanup_free_ CtlProcess *cand = NULL;
         _cleanup_(ctl_bounded_reader_freep) CtlBoundedReader *br = NULL;
         CtlProcScan s = {};
+        size_t n_pids, n_cand = 0, cap_cand = 0;
         int r;
-        size_t n_cand = 0, cap_cand = 0;
-        struct dirent *de;
 
-        d = opendir(proc_root);
-        if (!d)
-                return -errno;
+        r = procfs_list_pids(proc_root, &pids, &n_pids);
+        if (r < 0)
+                return r;
         r = ctl_bounded_reader_new(proc_root, CTL_BOUNDED_READ_DEADLINE_USEC, &br);
         if (r < 0)
                 return r;
@@ -89,23 +51,23 @@ int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
          * Only smaps_rollup for everyone: status is read for the top few
          * alone, so a node with thousands of processes costs one file each.
          */
-        while ((de = readdir(d))) {
+        for (size_t i = 0; i < n_pids; i++) {
+                uint64_t pid = pids[i];
                 ProcSmapsRollup rollup;
-                uint64_t pid;
 
-                if (!procfs_pid_from_name(de->d_name, &pid))
-                        continue;
                 s.n_scanned++;
-                r = read_rollup(br, pid, &rollup);
+                r = ctl_bounded_read_smaps_rollup(br, pid, &rollup);
                 if (r == -ETIMEDOUT) {
                         note_skipped(&s, pid);
                         continue;
                 }
                 if (r < 0) {
-                        ProcStatus st;
+                        ProcStat st;
 
+                        /* A kernel thread has no mm, so no smaps_rollup: khugepaged is among these. */
                         s.n_unreadable++;
-                        if (s.khugepaged_pid == 0 && read_status(br, pid, &st) >= 0 && is_khugepaged(&st))
+                        if (s.khugepaged_pid == 0 && ctl_bounded_read_stat(br, pid, &st) >= 0 &&
+                            procfs_stat_is_khugepaged(&st, pid))
                                 s.khugepaged_pid = pid;
                         continue;
                 }
@@ -131,7 +93,7 @@ int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
         for (size_t i = 0; i < n_cand && s.n_top < top_n; i++) {
                 ProcStatus st;
 
-                r = read_status(br, cand[i].pid, &st);
+                r = ctl_bounded_read_status(br, cand[i].pid, &st);
                 if (r < 0) {
                         /* Gone since its rollup (unreadable), or stuck (skipped): not measured. */
                         s.n_measured--;

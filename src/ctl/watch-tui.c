@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "thpguard/event-util.h"
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "watch.h"
 

@@ -8,8 +8,6 @@
  * frame says how often.
  */
 #include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,11 +15,11 @@
 
 #include "thpguard/compliance.h"
 #include "thpguard/event-util.h"
-#include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
 #include "thpguard/macro.h"
-#include "thpguard/metrics.h"
+#include "thpguard/metrics-kernel.h"
 #include "thpguard/number.h"
+#include "thpguard/writer.h"
 #include "watch.h"
 
 /* All processes with huge pages are kept: one left out would grow by its total in the next scan. */
@@ -31,7 +29,6 @@ struct WatchSession {
         const CtlWatchOptions *o;
         CtlNode node; /* the startup collection: policy, sizes, journal */
         Sysfs *sysfs;
-        char *buf; /* PROCFS_VMSTAT_SIZE_MAX, for vmstat and meminfo */
         ProcVmstat *vmstat;
         MetricsKhugepaged khugepaged;
 
@@ -55,7 +52,6 @@ static void watch_session_free(WatchSession *w) {
                 return;
         ctl_node_done(&w->node);
         sysfs_free(w->sysfs);
-        free(w->buf);
         free(w->vmstat);
         free(w->scan);
         free(w->top);
@@ -66,20 +62,15 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(WatchSession *, watch_session_free);
 /* The vmstat counters, AnonHugePages and PSI; what cannot be read stays absent. */
 static void sample_proc(WatchSession *w, ThpSample *s) {
         const char *root = w->o->status.proc_root;
-        char psi[PROCFS_PRESSURE_SIZE_MAX];
         ProcMeminfo mi;
         ProcPressure pr;
-        size_t len;
 
-        if (read_file_below(root, "vmstat", w->buf, PROCFS_VMSTAT_SIZE_MAX, &len) >= 0 &&
-            procfs_parse_vmstat(w->buf, len, w->vmstat) >= 0)
+        if (procfs_read_vmstat(root, w->vmstat) >= 0)
                 thp_sample_take_vmstat(s, w->vmstat);
-        if (read_file_below(root, "meminfo", w->buf, PROCFS_MEMINFO_SIZE_MAX, &len) >= 0 &&
-            procfs_parse_meminfo(w->buf, len, &mi) >= 0)
+        if (procfs_read_meminfo(root, &mi) >= 0)
                 s->anon_huge_pages_kb = mi.anon_huge_pages_kb;
         /* Before 4.20, or booted with psi=0: absent. */
-        if (read_file_below(root, "pressure/memory", psi, sizeof(psi), &len) >= 0 &&
-            procfs_parse_pressure(psi, len, &pr) >= 0) {
+        if (procfs_read_pressure(root, &pr) >= 0) {
                 s->counters[THP_COUNTER_PSI_SOME_USEC] = pr.some_total_usec;
                 s->counters[THP_COUNTER_PSI_FULL_USEC] = pr.full_total_usec;
                 s->psi_some_avg10_centi = pr.some_avg10_centi;
@@ -167,8 +158,8 @@ static void last_correction(WatchSession *w, const CtlForeign *f) {
         fr->correction_is_new = true;
         fr->last_correction_usec = latest->last_usec;
         snprintf(fr->last_correction_knob, sizeof(fr->last_correction_knob), "%s", latest->knob);
-        ctl_writer_string(latest->last_writer, latest->last_pid, latest->last_exited,
-                          fr->last_correction_writer, sizeof(fr->last_correction_writer));
+        writer_describe_as(WRITER_FORM_TABLE, latest->last_writer, latest->last_pid, latest->last_exited, "",
+                           fr->last_correction_writer, sizeof(fr->last_correction_writer));
 }
 
 static void sample_journal(WatchSession *w) {
@@ -301,10 +292,9 @@ static int watch_session_new(const CtlWatchOptions *o, WatchSession **ret) {
         r = sysfs_new(o->status.sysfs_root, &w->sysfs);
         if (r < 0)
                 return r;
-        w->buf = malloc(PROCFS_VMSTAT_SIZE_MAX);
         w->vmstat = malloc(sizeof(*w->vmstat));
         w->top = calloc(o->status.top ? o->status.top : 1, sizeof(*w->top));
-        if (!w->buf || !w->vmstat || !w->top)
+        if (!w->vmstat || !w->top)
                 return -ENOMEM;
 
         /* The baseline: the first interval's rates and growth are measured from here. */
@@ -366,172 +356,6 @@ static int run_lines(WatchSession *w, const CtlWatchOptions *o) {
                         deadline = now_usec(CLOCK_MONOTONIC);
         }
         return CTL_EXIT_OK;
-}
-
-static void help(void) {
-        printf(
-            "Usage: thpguardctl watch [--interval SECONDS] [--count N] [--top N] [--json] [--config FILE]\n"
-            "                         [--sysfs-root DIR] [--proc-root DIR] [--journal-dir DIR]\n"
-            "                         [--machine-id ID|FILE] [--daemon-exe PATH]\n"
-            "What THP is doing on this node now, as rates, every interval: faults and fallbacks,\n"
-            "khugepaged's collapses, CPU and scans, splits, compaction, per-size mTHP faults, memory\n"
-            "pressure, AnonHugePages and the processes whose huge pages grew. Read-only.\n"
-            "On a terminal, a full-screen view (q quits); otherwise one line an interval under a\n"
-            "header, or with --json one JSON object a line.\n"
-            "\n"
-            "      --interval SECONDS  between samples, 0.1 to 3600 (default 1)\n"
-            "      --count N           stop after N intervals (default: until stopped)\n"
-            "      --top N             processes listed (default %d, 0..%d)\n"
-            "      --json              one JSON object an interval, even on a terminal\n"
-            "  -c, --config FILE       policy file (default " POLICY_FILE_DEFAULT ")\n"
-            "      --sysfs-root DIR    where sysfs is mounted (default /sys; /host/sys in a pod)\n"
-            "      --proc-root DIR     where procfs is mounted (default /proc; /host/proc in a pod)\n"
-            "      --journal-dir DIR   read the journal files in DIR for the last correction\n"
-            "      --machine-id ID|FILE  whose records count (default /etc/machine-id)\n"
-            "      --daemon-exe PATH   thpguardd's executable as the journal records it (_EXE)\n"
-            "  -h, --help              show this help\n"
-            "\n"
-            "Exit status: 0 success; 1 the THP sysfs directory, the proc root or a --config given\n"
-            "explicitly is missing or unreadable, or the output went away; 2 usage. See thpguardctl(1).\n",
-            CTL_TOP_DEFAULT, CTL_TOP_MAX);
-}
-
-/* "1", "0.5", "2.250": seconds with at most three decimals, as microseconds. */
-static int parse_seconds(const char *s, uint64_t *ret_usec) {
-        const char *dot = strchr(s, '.');
-        size_t whole_len = dot ? (size_t)(dot - s) : strlen(s), frac_len = dot ? strlen(dot + 1) : 0;
-        uint64_t whole, frac = 0;
-
-        if (whole_len == 0 || number_parse_u64(s, whole_len, &whole) < 0 || whole > 3600)
-                return -EINVAL;
-        if (dot && (frac_len == 0 || frac_len > 3 || number_parse_u64(dot + 1, frac_len, &frac) < 0))
-                return -EINVAL;
-        for (size_t i = frac_len; i < 6; i++)
-                frac *= 10;
-        *ret_usec = whole * USEC_PER_SEC + frac;
-        return 0;
-}
-
-static int parse_u64(const char *s, uint64_t max, uint64_t *ret) {
-        uint64_t v;
-
-        if (number_parse_u64(s, strlen(s), &v) < 0 || v > max)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-static int parse_argv(int argc, char **argv, CtlWatchOptions *ret) {
-        enum {
-                ARG_JSON = 0x100,
-                ARG_SYSFS_ROOT,
-                ARG_PROC_ROOT,
-                ARG_TOP,
-                ARG_JOURNAL_DIR,
-                ARG_MACHINE_ID,
-                ARG_DAEMON_EXE,
-                ARG_INTERVAL,
-                ARG_COUNT,
-        };
-        static const struct option options[] = {
-                { "json", no_argument, NULL, ARG_JSON },
-                { "config", required_argument, NULL, 'c' },
-                { "sysfs-root", required_argument, NULL, ARG_SYSFS_ROOT },
-                { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
-                { "top", required_argument, NULL, ARG_TOP },
-                { "journal-dir", required_argument, NULL, ARG_JOURNAL_DIR },
-                { "machine-id", required_argument, NULL, ARG_MACHINE_ID },
-                { "daemon-exe", required_argument, NULL, ARG_DAEMON_EXE },
-                { "interval", required_argument, NULL, ARG_INTERVAL },
-                { "count", required_argument, NULL, ARG_COUNT },
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
-        CtlWatchOptions o = {
-                .status = { .config = POLICY_FILE_DEFAULT,
-                            .sysfs_root = "/sys",
-                            .proc_root = "/proc",
-                            .top = CTL_TOP_DEFAULT },
-                .interval_usec = CTL_WATCH_INTERVAL_DEFAULT_USEC,
-        };
-        uint64_t v;
-        int c;
-
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "c:h", options, NULL)) >= 0) {
-                switch (c) {
-                case ARG_JSON:
-                        o.json = true;
-                        break;
-                case 'c':
-                        o.status.config = optarg;
-                        o.status.config_explicit = true;
-                        break;
-                case ARG_SYSFS_ROOT:
-                        o.status.sysfs_root = optarg;
-                        break;
-                case ARG_PROC_ROOT:
-                        o.status.proc_root = optarg;
-                        break;
-                case ARG_JOURNAL_DIR:
-                        o.status.journal_dir = optarg;
-                        break;
-                case ARG_MACHINE_ID:
-                        o.status.machine_id = optarg;
-                        break;
-                case ARG_DAEMON_EXE:
-                        o.status.daemon_exe = optarg;
-                        break;
-                case ARG_TOP:
-                        if (parse_u64(optarg, CTL_TOP_MAX, &v) < 0) {
-                                fprintf(stderr, "thpguardctl watch: --top '%s': expected 0..%d\n", optarg,
-                                        CTL_TOP_MAX);
-                                return -EINVAL;
-                        }
-                        o.status.top = (size_t)v;
-                        break;
-                case ARG_INTERVAL:
-                        if (parse_seconds(optarg, &o.interval_usec) < 0 ||
-                            o.interval_usec < CTL_WATCH_INTERVAL_MIN_USEC ||
-                            o.interval_usec > CTL_WATCH_INTERVAL_MAX_USEC) {
-                                fprintf(
-                                    stderr,
-                                    "thpguardctl watch: --interval '%s': expected seconds from 0.1 to 3600, "
-                                    "at most three decimals\n",
-                                    optarg);
-                                return -EINVAL;
-                        }
-                        break;
-                case ARG_COUNT:
-                        if (parse_u64(optarg, UINT32_MAX, &o.count) < 0 || o.count == 0) {
-                                fprintf(stderr, "thpguardctl watch: --count '%s': expected 1..%" PRIu32 "\n",
-                                        optarg, UINT32_MAX);
-                                return -EINVAL;
-                        }
-                        break;
-                case 'h':
-                        help();
-                        exit(CTL_EXIT_OK);
-                default:
-                        return -EINVAL;
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "thpguardctl watch: unexpected argument '%s'\n", argv[optind]);
-                return -EINVAL;
-        }
-        *ret = o;
-        return 0;
-}
-
-int ctl_watch_main(int argc, char **argv) {
-        CtlWatchOptions o;
-
-        if (parse_argv(argc, argv, &o) < 0) {
-                fprintf(stderr, "Try 'thpguardctl watch --help'.\n");
-                return CTL_EXIT_USAGE;
-        }
-        return ctl_watch_run(&o);
 }
 
 int ctl_watch_run(const CtlWatchOptions *o) {

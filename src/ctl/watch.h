@@ -36,9 +36,6 @@ typedef struct CtlWatchOptions {
 /* The `watch` command: returns its exit status. */
 int ctl_watch_run(const CtlWatchOptions *o);
 
-/* thpguardctl watch ARGS...: parses them (argv[0] is "watch") and runs. */
-int ctl_watch_main(int argc, char **argv);
-
 /* One interval, as every front end shows it. */
 typedef struct WatchFrame {
         uint64_t realtime_usec;

@@ -28,9 +28,6 @@
 
 /* After this many stalled processes the rest are not read: the whole command stays within seconds. */
 #define CTL_WORKLOADS_STALLS_MAX ELEMENTSOF(((CtlWorkloads *)NULL)->stalled_pids)
-#define STATUS_READ_MAX          8192
-#define ROLLUP_READ_MAX          4096
-#define CGROUP_READ_MAX          8192
 
 typedef struct Sample {
         int error; /* 0: read; -errno: gone, kernel thread, unreadable */
@@ -42,16 +39,13 @@ typedef struct Sample {
 
 /* -ETIMEDOUT: its smaps_rollup did not answer. */
 static int sample_read(CtlBoundedReader *reader, const char *proc_root, uint64_t pid, Sample *ret) {
-        char buf[STATUS_READ_MAX], path[CGROUP_PATH_MAX];
+        char path[CGROUP_PATH_MAX];
         ProcSmapsRollup rollup;
         ProcStatus st;
-        size_t len;
         int r;
 
         *ret = (Sample){ .anon_huge_pages_kb = PROCFS_UNKNOWN };
-        r = read_pid_file(proc_root, pid, "status", buf, sizeof(buf), &len);
-        if (r >= 0)
-                r = procfs_parse_status(buf, len, &st);
+        r = procfs_read_status(proc_root, pid, &st);
         if (r < 0) {
                 ret->error = r;
                 return 0;
@@ -62,18 +56,17 @@ static int sample_read(CtlBoundedReader *reader, const char *proc_root, uint64_t
                 return 0;
         }
         ret->thp_enabled = st.thp_enabled;
-        r = read_pid_file(proc_root, pid, "cgroup", buf, sizeof(buf), &len);
-        if (r >= 0 && cgroup_path_from_proc(buf, len, path, sizeof(path)) >= 0) {
+        if (cgroup_read_path(proc_root, pid, path, sizeof(path)) >= 0) {
                 cgroup_owner_from_path(path, &ret->owner);
                 size_t n = strnlen(path, sizeof(ret->cgroup) - 1); /* a longer path is cut */
 
                 memcpy(ret->cgroup, path, n);
                 ret->cgroup[n] = '\0';
         }
-        r = ctl_bounded_read_pid_file(reader, pid, "smaps_rollup", buf, ROLLUP_READ_MAX, &len);
+        r = ctl_bounded_read_smaps_rollup(reader, pid, &rollup);
         if (r == -ETIMEDOUT)
                 return r;
-        if (r >= 0 && procfs_parse_smaps_rollup(buf, len, &rollup) >= 0)
+        if (r >= 0)
                 ret->anon_huge_pages_kb = rollup.anon_huge_pages_kb;
         return 0;
 }
@@ -170,33 +163,15 @@ void ctl_workloads_done(CtlWorkloads *ws) {
 }
 
 int ctl_workloads_collect(const char *proc_root, CtlWorkloads *ret) {
-        _cleanup_(closedirp) DIR *d = NULL;
         _cleanup_free_ uint64_t *pids = NULL;
         _cleanup_(ctl_workloads_done) CtlWorkloads ws = {};
         _cleanup_(ctl_bounded_reader_freep) CtlBoundedReader *reader = NULL;
-        size_t n_pids = 0, cap_pids = 0, cap = 0, done = 0;
-        struct dirent *de;
+        size_t n_pids, cap = 0, done = 0;
         int r;
 
-        d = opendir(proc_root);
-        if (!d)
-                return -errno;
-        while ((de = readdir(d))) {
-                uint64_t pid;
-
-                if (!procfs_pid_from_name(de->d_name, &pid))
-                        continue;
-                if (n_pids == cap_pids) {
-                        size_t c = cap_pids ? cap_pids * 2 : 256;
-                        uint64_t *p = realloc(pids, c * sizeof(*p));
-
-                        if (!p)
-                                return -ENOMEM;
-                        pids = p;
-                        cap_pids = c;
-                }
-                pids[n_pids++] = pid;
-        }
+        r = procfs_list_pids(proc_root, &pids, &n_pids);
+        if (r < 0)
+                return r;
         ws.n_scanned = n_pids;
 
         r = ctl_bounded_reader_new(proc_root, CTL_BOUNDED_READ_DEADLINE_USEC, &reader);

@@ -14,6 +14,7 @@
 
 #include "foreign.h"
 #include "thpguard/message-ids.h"
+#include "thpguard/writer.h"
 
 #define LIT(s) s, sizeof(s) - 1
 #define SEC    UINT64_C(1000000)
@@ -286,7 +287,8 @@ static void test_group(void **state) {
         k = ctl_foreign_knob(&f, "defrag");
         assert_non_null(k);
         assert_true(k->n_drift == 3 && k->n_fight == 1 && k->last_usec == 500);
-        assert_string_equal(ctl_writer_string(k->last_writer, k->last_pid, k->last_exited, buf, sizeof(buf)),
+        assert_string_equal(writer_describe_as(WRITER_FORM_TABLE, k->last_writer, k->last_pid,
+                                               k->last_exited, "", buf, sizeof(buf)),
                             "sh (pid 4021, exited)");
         assert_null(ctl_foreign_knob(&f, "shmem_enabled"));
         ctl_foreign_done(&f);
@@ -339,16 +341,6 @@ static void test_caps(void **state) {
         ctl_foreign_done(&f);
 }
 
-static void test_writer_string(void **state) {
-        char buf[64];
-
-        assert_string_equal(ctl_writer_string("tuned.service", 812, false, buf, sizeof(buf)),
-                            "tuned.service (pid 812)");
-        assert_string_equal(ctl_writer_string("pid 77", 77, true, buf, sizeof(buf)), "pid 77 (exited)");
-        assert_string_equal(ctl_writer_string("tuned", 0, false, buf, sizeof(buf)), "tuned");
-        assert_string_equal(ctl_writer_string("", 5, false, buf, sizeof(buf)), "unknown");
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_since_relative), cmocka_unit_test(test_since_absolute),
@@ -356,7 +348,6 @@ int main(void) {
                 cmocka_unit_test(test_field_value),    cmocka_unit_test(test_field_value_huge),
                 cmocka_unit_test(test_record),         cmocka_unit_test(test_group),
                 cmocka_unit_test(test_group_order),    cmocka_unit_test(test_caps),
-                cmocka_unit_test(test_writer_string),
         };
 
         return cmocka_run_group_tests(tests, utc, NULL);

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/writer-events.h"
 #include "thpguard/writer.h"
 
@@ -171,6 +172,21 @@ static void test_label_and_describe(void **state) {
         w.owner.unit[sizeof(w.owner.unit) - 1] = '\0';
         writer_label(&w, label, sizeof(label));
         assert_int_equal(strlen(label), WRITER_LABEL_MAX - 1);
+}
+
+/* thpguardctl's cells, from a record's label, pid and exited (moved from tests/ctl/foreign.c). */
+static void test_describe_table(void **state) {
+        char buf[64];
+
+        assert_string_equal(
+            writer_describe_as(WRITER_FORM_TABLE, "tuned.service", 812, false, "", buf, sizeof(buf)),
+            "tuned.service (pid 812)");
+        assert_string_equal(writer_describe_as(WRITER_FORM_TABLE, "pid 77", 77, true, "", buf, sizeof(buf)),
+                            "pid 77 (exited)");
+        assert_string_equal(writer_describe_as(WRITER_FORM_TABLE, "tuned", 0, false, "", buf, sizeof(buf)),
+                            "tuned");
+        assert_string_equal(writer_describe_as(WRITER_FORM_TABLE, "", 5, false, "", buf, sizeof(buf)),
+                            "unknown");
 }
 
 static const char *field(const WriterFields *wf, const char *key) {
@@ -386,6 +402,7 @@ int main(void) {
                 cmocka_unit_test(test_events_pidfd),
                 cmocka_unit_test(test_events_malformed),
                 cmocka_unit_test(test_label_and_describe),
+                cmocka_unit_test(test_describe_table),
                 cmocka_unit_test(test_fields),
                 cmocka_unit_test(test_tally),
                 cmocka_unit_test(test_lookup_fixture),
