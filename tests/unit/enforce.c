@@ -135,7 +135,7 @@ static void test_unsupported(void **state) {
         assert_string_equal(slurp(t, THP "/khugepaged/max_ptes_none"), "511\n");
 }
 
-/* Written, but the file reads back another value: failed, EIO, with what it read. */
+/* Written, but the file reads back another value: failed, -EIO, with what it read. */
 static void test_write_does_not_stick(void **state) {
         Tree *t = *state;
         PolicyKnob k = knob(KNOB_GROUP_KHUGEPAGED, "max_ptes_none", "3");
@@ -146,14 +146,14 @@ static void test_write_does_not_stick(void **state) {
         enforce_knob(t->sysfs, &k, NULL, POLICY_MODE_ENFORCE, &o);
         assert_int_equal(o.action, ENFORCE_FAILED);
         assert_true(o.written);
-        assert_int_equal(o.error, EIO);
+        assert_int_equal(o.error, -EIO);
         assert_string_equal(o.before.actual, "17");
         assert_string_equal(o.after, "37");
         enforce_describe_failure(&o, why, sizeof(why));
         assert_string_equal(why, "the write did not stick: reads back 37");
 }
 
-/* Written, and the file no longer reads as a value: failed, EBADMSG. */
+/* Written, and the file no longer reads as a value: failed, -EBADMSG. */
 static void test_write_garbles(void **state) {
         Tree *t = *state;
         PolicyKnob k = knob(KNOB_GROUP_TOP, "enabled", "never");
@@ -165,7 +165,7 @@ static void test_write_garbles(void **state) {
         enforce_knob(t->sysfs, &k, NULL, POLICY_MODE_ENFORCE, &o);
         assert_int_equal(o.action, ENFORCE_FAILED);
         assert_true(o.written);
-        assert_int_equal(o.error, EBADMSG);
+        assert_int_equal(o.error, -EBADMSG);
         assert_string_equal(o.before.actual, "always");
         enforce_describe_failure(&o, why, sizeof(why));
         assert_string_equal(why, "the write went through, but the file no longer reads as a value");
@@ -176,16 +176,16 @@ static void test_describe_failure(void **state) {
         EnforceOutcome o = { .action = ENFORCE_FAILED };
         char why[256];
 
-        o.error = EROFS;
+        o.error = -EROFS;
         enforce_describe_failure(&o, why, sizeof(why));
         assert_non_null(strstr(why, "sysfs is read-only here"));
-        o.error = EACCES;
+        o.error = -EACCES;
         enforce_describe_failure(&o, why, sizeof(why));
         assert_non_null(strstr(why, "sysfs is read-only here"));
-        o.error = EINVAL;
+        o.error = -EINVAL;
         enforce_describe_failure(&o, why, sizeof(why));
         assert_non_null(strstr(why, "the kernel rejected the value"));
-        o.error = EIO; /* nothing read back: said as a plain write failure */
+        o.error = -EIO; /* nothing read back: said as a plain write failure */
         enforce_describe_failure(&o, why, sizeof(why));
         assert_non_null(strstr(why, "write failed: "));
 }
