@@ -22,7 +22,7 @@ fuse_hang_start wrote "$THP/enabled" always
 # The positive control: its command line cannot be read.
 fuse_hang_blocks cmdline
 
-wait_log "msg=\"corrected enabled: always -> madvise \\(inotify; written by fuse-hang, pid $HANG[,)].* writer_comm=fuse-hang " 5
+wait_event 5 corrected knob=enabled observed=always trigger=inotify writer_pid="$HANG" writer_comm=fuse-hang
 ! grep "writer_pid=$HANG " "$TMP/daemon.log" | grep -q 'writer_cmdline=' || fail "a command line that cannot be read was recorded"
 echo "the hostile writer $HANG was corrected and named without its command line"
 

@@ -132,7 +132,7 @@ event_count() {
 
 # has_event NAME [FIELD=VALUE...]: the daemon's log has at least one such line.
 has_event() {
-        [ "$(event_count "$@")" -gt 0 ]
+        [ -n "$(event_lines "$@")" ]
 }
 
 # wait_event SECONDS NAME [FIELD=VALUE...]: waits until the log has such a
