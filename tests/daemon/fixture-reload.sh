@@ -25,7 +25,7 @@ wait_event 5 corrected knob=use_zero_page observed=0 desired=1 trigger=reload
 write_policy "$POLICY" 'thp = { use_zero_page = "sometimes"; };'
 kill -HUP "$DAEMON_PID"
 wait_event 5 policy_rejected policy="$POLICY"
-log_has 'thpguard\.conf:1: thp\.use_zero_page' || { cat "$TMP/daemon.log"; fail "the rejection does not name the file, line and key"; }
+event_says policy_rejected 'thpguard\.conf:1: thp\.use_zero_page' || { cat "$TMP/daemon.log"; fail "the rejection does not name the file, line and key"; }
 tree_set use_zero_page 0
 tree_wait_for use_zero_page 1 5
 [ "$(event_count policy_rejected)" = 1 ] || { cat "$TMP/daemon.log"; fail "the rejection was logged $(event_count policy_rejected) times"; }
@@ -35,7 +35,7 @@ tree_wait_for use_zero_page 1 5
 reloads=$(event_count policy_reloaded)
 printf 'recheck_interval = 3600;\nthp = { use_zero_page = false; };\n' >"$POLICY"
 tree_wait_for use_zero_page 0 5
-wait_until 5 log_count_ge "message_id=${MESSAGE_ID[policy_reloaded]}" $((reloads + 1)) ||
+wait_until 5 event_count_ge $((reloads + 1)) policy_reloaded ||
         { cat "$TMP/daemon.log"; fail "an in-place edit was not reloaded"; }
 
 # Switched to audit: the drift is reported, nothing is written.

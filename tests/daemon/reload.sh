@@ -23,7 +23,7 @@ write_policy "$POLICY" 'thp = { enabled = "sometimes"; };'
 kill -HUP "$DAEMON_PID"
 wait_event 2 policy_rejected level=error policy="$POLICY"
 # What was wrong has no field: the rejection names the file, line and key in its text.
-log_has "message_id=${MESSAGE_ID[policy_rejected]}" && log_has 'thpguard\.conf:1: thp\.enabled: ' ||
+event_says policy_rejected 'thpguard\.conf:1: thp\.enabled: invalid value' ||
         fail "the rejection does not say what was wrong"
 [ "$(event_count policy_rejected)" = 1 ] || fail "expected exactly one rejection line"
 thp_set enabled always

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Helpers for tests that run thpguardd in the background (this brings
-# test.sh, real-sysfs.sh, policy.sh and fixture-tree.sh). A test on the
+# test.sh, real-sysfs.sh, policy.sh, fixture-tree.sh and events.sh). A test on the
 # real sysfs calls real_sysfs_begin: the knobs are put back after the daemon
 # is stopped; a test on a fixture tree calls fixture_on_tmpfs instead. The
 # policy is $POLICY; the daemon's stderr goes to $TMP/daemon.log.
@@ -11,13 +11,24 @@
 . "$SRCDIR/tests/lib/policy.sh"
 # shellcheck source=fixture-tree.sh
 . "$SRCDIR/tests/lib/fixture-tree.sh"
+# shellcheck source=events.sh
+. "$SRCDIR/tests/lib/events.sh"
 
 : "${THPGUARDD:?THPGUARDD is not set: run this test through ctest}"
 POLICY=$TMP/thpguard.conf
 DAEMON_PID=
 
-# daemon_kill: stops a daemon still running (terminate).
+# daemon_kill: stops a daemon still running (terminate). Under a wrapper
+# (strace), the daemon first: a wrapper stopped first may detach and leave
+# it running on its own, enforcing its policy on the machine.
 daemon_kill() {
+        local p
+        [ -n "$DAEMON_PID" ] || return 0
+        if [ "$(cat "/proc/$DAEMON_PID/comm" 2>/dev/null)" != thpguardd ]; then
+                for p in $(pgrep -P "$DAEMON_PID" -x thpguardd || true); do
+                        terminate "$p"
+                done
+        fi
         terminate "$DAEMON_PID"
 }
 on_exit daemon_kill
@@ -86,63 +97,6 @@ log_count() {
 # log_count_ge REGEX N: at least N lines of the daemon's log match the extended regex.
 log_count_ge() {
         [ "$(log_count "$1")" -ge "$2" ]
-}
-
-# The journal MESSAGE_IDs, by name (corrected, correction_failed,
-# audit_drift, policy_reloaded, policy_rejected, writer_fight), read from
-# the header that defines them. A test asserts on an event's id and fields,
-# which are a contract, not on its prose, which may be reworded.
-declare -A MESSAGE_ID=()
-while read -r name id; do
-        MESSAGE_ID[${name,,}]=$id
-done < <(sed -n 's/^#define THPGUARD_MESSAGE_\([A-Z_]*\) *"\([0-9a-f]*\)".*/\1 \2/p' \
-        "$SRCDIR/include/thpguard/message-ids.h")
-[ "${#MESSAGE_ID[@]}" -ge 6 ] || fail "test bug: no message ids read from include/thpguard/message-ids.h"
-
-# event_lines NAME [FIELD=VALUE...]: the daemon's log lines (logfmt) of the
-# event NAME (a key of MESSAGE_ID) whose fields have these exact values, in
-# any order (a value with a blank or an = is matched in the quotes logfmt
-# gives it; one with a quote or a backslash, escaped there, never matches).
-event_lines() {
-        local id=${MESSAGE_ID[$1]:-}
-        [ -n "$id" ] || fail "test bug: no message id named '$1' (have: ${!MESSAGE_ID[*]})"
-        shift
-        awk -v id="$id" '
-        function has(k, v) {
-                return index(line, " " k "=" v " ") || index(line, " " k "=\"" v "\" ")
-        }
-        BEGIN { for (i = 1; i < ARGC; i++) want[i] = ARGV[i]; n = ARGC - 1; ARGC = 1 }
-        {
-                line = " " $0 " "
-                if (!index(line, " message_id=" id " ")) next
-                for (i = 1; i <= n; i++) {
-                        eq = index(want[i], "=")
-                        if (!has(substr(want[i], 1, eq - 1), substr(want[i], eq + 1))) next
-                }
-                print
-        }' "$@" <"$TMP/daemon.log"
-}
-
-# event_count NAME [FIELD=VALUE...]: how many such lines the daemon's log has.
-event_count() {
-        local lines
-        lines=$(event_lines "$@") || return 1
-        [ -z "$lines" ] && echo 0 || wc -l <<<"$lines"
-}
-
-# has_event NAME [FIELD=VALUE...]: the daemon's log has at least one such line.
-has_event() {
-        [ -n "$(event_lines "$@")" ]
-}
-
-# wait_event SECONDS NAME [FIELD=VALUE...]: waits until the log has such a
-# line; on timeout prints the log and fails, naming the event.
-wait_event() {
-        local seconds=$1
-        shift
-        wait_until "$seconds" has_event "$@" 2>/dev/null && return 0
-        cat "$TMP/daemon.log" >&2
-        fail "no $1 event (message_id=${MESSAGE_ID[$1]}) with ${*:2} in the daemon's log within $seconds s"
 }
 
 # notify_listen_start SOCKET OUT: runs tests/helpers/notify-listen on
