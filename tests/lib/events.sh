@@ -48,7 +48,11 @@ event_lines() {
 event_count() {
         local lines
         lines=$(event_lines "$@") || return 1
-        [ -z "$lines" ] && echo 0 || wc -l <<<"$lines"
+        if [ -z "$lines" ]; then
+                echo 0
+        else
+                wc -l <<<"$lines"
+        fi
 }
 
 # has_event NAME [FIELD=VALUE...]: the daemon's log has at least one such line.

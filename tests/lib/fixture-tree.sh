@@ -2,7 +2,7 @@
 # A private copy of the 6.18 fixture tree on tmpfs, for a test that runs
 # thpguardd's event loop (--sysfs-root) without the machine's sysfs:
 # inotify works on tmpfs, and nothing else on the machine sees the writes.
-# Sourced after test.sh (tests/lib/daemon.sh brings it).
+# Sourced after test.sh (daemon.sh and tests/integration/lib.sh bring it).
 #
 # A fixture file is a regular file, not sysfs: the daemon writes the bare
 # value at offset 0, which sticks only where it is as long as the old one
