@@ -94,7 +94,7 @@ sh -c "echo always > $THP/enabled" 9>&- &
 pid=$!
 wait "$pid"
 thp_wait_for enabled madvise 2 || fail "no correction after the gate was killed"
-wait_log "written by (sh, )?pid $pid[,)]" 2
+wait_event 2 corrected knob=enabled observed=always writer_pid="$pid"
 daemon_stop
 
 # ---- 4. A daemon that dies takes its gate, and its hold, with it. ----
