@@ -24,12 +24,17 @@ has_event corrected knob=khugepaged/max_ptes_none observed=511 desired=256 trigg
         { cat "$TMP/daemon.log"; fail "no startup correction of khugepaged/max_ptes_none"; }
 
 # Foreign writes, each put back through inotify (a recheck may win the race
-# on a busy machine: the end state and at least one inotify line are what count).
+# on a busy machine: the end state, the count and one inotify line are what
+# count). The next write only once the correction is logged: the line comes
+# after the daemon's read-back, which a write racing it would spoil.
 for i in 1 2 3; do
-        tree_set use_zero_page 1
-        tree_wait_for use_zero_page 0 5
-        tree_set khugepaged/max_ptes_none 511
-        tree_wait_for khugepaged/max_ptes_none 256 5
+        for kv in use_zero_page=1=0 khugepaged/max_ptes_none=511=256; do
+                IFS== read -r k foreign desired <<<"$kv"
+                tree_set "$k" "$foreign"
+                tree_wait_for "$k" "$desired" 5
+                wait_until 5 event_count_ge $((i + 1)) corrected knob="$k" observed="$foreign" result=corrected ||
+                        { cat "$TMP/daemon.log"; fail "drift $i of $k: $(event_count corrected knob="$k") corrections logged"; }
+        done
 done
 wait_event 5 corrected knob=use_zero_page observed=1 trigger=inotify result=corrected
 wait_event 5 corrected knob=khugepaged/max_ptes_none observed=511 trigger=inotify

@@ -32,6 +32,6 @@ lines=$(wc -l <"$TMP/daemon.log")
 
 # After the fight a single drift is corrected at once again.
 tree_set use_zero_page 1
-tree_wait_for use_zero_page 0 2
+tree_wait_for use_zero_page 0 5
 daemon_stop
 echo PASS
