@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # Helpers for tests that run thpguardd in the background (this brings
-# test.sh, real-sysfs.sh, policy.sh, fixture-tree.sh and events.sh). A test on the
-# real sysfs calls real_sysfs_begin: the knobs are put back after the daemon
-# is stopped; a test on a fixture tree calls fixture_on_tmpfs instead. The
-# policy is $POLICY; the daemon's stderr goes to $TMP/daemon.log.
+# test.sh, real-sysfs.sh, policy.sh, fixture-tree.sh and events.sh). A test
+# on the real sysfs calls real_sysfs_begin: the knobs are put back after the
+# daemon is stopped; a test on a fixture tree calls fixture_on_tmpfs
+# instead. The policy is $POLICY; the daemon's stderr goes to
+# $TMP/daemon.log.
 
 # shellcheck source=real-sysfs.sh
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
