@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # What the fleet tests (metrics file, manifests, container image) share
 # beyond tests/lib (which this brings: test.sh, real-sysfs.sh, policy.sh,
-# metrics.sh). Source after `set -euo pipefail`.
+# metrics.sh, events.sh). Source after `set -euo pipefail`.
 
 # shellcheck source=../lib/real-sysfs.sh
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
@@ -9,6 +9,8 @@
 . "$SRCDIR/tests/lib/policy.sh"
 # shellcheck source=../lib/metrics.sh
 . "$SRCDIR/tests/lib/metrics.sh"
+# shellcheck source=../lib/events.sh
+. "$SRCDIR/tests/lib/events.sh"
 
 : "${THPGUARDD:?THPGUARDD is not set: run this test through ctest}"
 [ -x "$THPGUARDD" ] || fail "THPGUARDD=$THPGUARDD is not an executable"

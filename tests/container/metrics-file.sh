@@ -77,7 +77,7 @@ echo "burst: $writes metrics writes in $elapsed_ms ms (bound $max_writes)"
 ls -A "$TMP/metrics" | grep -v '^thpguard\.prom$' && fail "a temporary file was left next to the metrics file"
 
 # The trailing write: within a second the file counts every correction the log shows.
-logged() { grep -cE 'msg="corrected khugepaged/defrag: 1 -> 0 \(inotify(; written by [^)]*)?\)"' "$TMP/daemon.log" || true; }
+logged() { event_count corrected knob=khugepaged/defrag observed=1 desired=0 trigger=inotify; }
 in_file() { metric "$M" 'thpguard_corrections_total{knob="khugepaged/defrag",trigger="inotify"}'; }
 [ "$(logged)" -ge 30 ] || fail "only $(logged) inotify corrections logged for 40 foreign writes"
 counts_agree() { [ "$(in_file)" = "$(logged)" ]; }

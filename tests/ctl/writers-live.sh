@@ -39,8 +39,10 @@ wait_until 10 sh -c 'journalctl -q -o cat _PID=$1 >"$2" 2>/dev/null; grep -q "^s
 # A writer that stays until it has been looked up: echo is the shell's own write.
 sh -c "echo always >$THP/enabled; sleep 2"
 thp_wait_for enabled madvise 10 || fail "the drift was not corrected"
-wait_until 10 sh -c 'journalctl -q -o cat _PID=$1 >"$2" 2>/dev/null; grep -q "^corrected enabled: always -> madvise .*written by sh" "$2"' _ "$DAEMON_PID" "$TMP/j.txt" ||
-        fail "no correction record naming sh: $(cat "$TMP/j.txt")"
+# The record, by its id and fields (journalctl FIELD=VALUE matches exactly).
+wait_until 10 sh -c 'journalctl -q -o cat _PID=$1 MESSAGE_ID=$2 THPGUARD_KNOB=enabled THPGUARD_OBSERVED=always \
+        THPGUARD_WRITER=sh >"$3" 2>/dev/null; [ -s "$3" ]' _ "$DAEMON_PID" "${MESSAGE_ID[corrected]}" "$TMP/j.txt" ||
+        fail "no correction record naming sh: $(journalctl -q -o cat _PID="$DAEMON_PID")"
 
 # The forgery: root, thpguardd's MESSAGE_ID and fields, from python3.
 /usr/bin/python3 - <<'PY'

@@ -23,9 +23,9 @@ thp = { enabled = "madvise"; khugepaged = { defrag = false; }; };'
         echo "$out"
         [ "$(thp_get enabled)" = always ] || fail "audit mode ($how) wrote enabled"
         echo "$out" | grep -q '^total 0$' || fail "audit mode ($how) wrote to sysfs"
-        grep -q 'level=warn msg="drift on enabled: always, policy wants madvise (audit mode, not corrected; startup)".*result=audit' \
-                "$TMP/daemon.log" || { cat "$TMP/daemon.log"; fail "no audit line ($how)"; }
-        grep -q 'knob=khugepaged/defrag observed=1 desired=0 trigger=startup result=audit' "$TMP/daemon.log" ||
+        has_event audit_drift level=warn knob=enabled observed=always desired=madvise trigger=startup result=audit ||
+                { cat "$TMP/daemon.log"; fail "no audit line ($how)"; }
+        has_event audit_drift knob=khugepaged/defrag observed=1 desired=0 trigger=startup result=audit ||
                 fail "no audit line for khugepaged/defrag ($how)"
 done
 
@@ -35,9 +35,9 @@ thp = { enabled = "madvise"; };'
 thp_set enabled always
 daemon_start
 sleep 2.2
-[ "$(log_count 'drift on enabled')" = 1 ] || fail "a lasting drift was reported more than once"
+[ "$(event_count audit_drift knob=enabled)" = 1 ] || fail "a lasting drift was reported more than once"
 thp_set enabled never
-wait_log 'drift on enabled: never, policy wants madvise .*inotify'
+wait_event 2 audit_drift knob=enabled observed=never desired=madvise trigger=inotify
 [ "$(thp_get enabled)" = never ] || fail "audit mode wrote"
 daemon_stop
 echo PASS

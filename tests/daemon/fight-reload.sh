@@ -14,21 +14,21 @@ daemon_start
 # A writer that keeps at it until the daemon declares the fight.
 for ((i = 0; i < 2000; i++)); do
         echo always >"$THP/enabled"
-        grep -q 'msg="writer fight on enabled: another' "$TMP/daemon.log" && break
+        has_event writer_fight knob=enabled desired=madvise && break
 done
-wait_log 'msg="writer fight on enabled: another writer keeps setting always' 2
+wait_event 2 writer_fight knob=enabled observed=always desired=madvise
 thp_set enabled always # left drifted: the daemon is in its backoff
 
 kill -HUP "$DAEMON_PID"
-wait_log 'msg="policy reloaded from' 3
-reload_corrections=$(log_count 'corrected enabled: always -> madvise \(reload(; written by [^)]*)?\)')
+wait_event 3 policy_reloaded policy="$POLICY"
+reload_corrections=$(event_count corrected knob=enabled trigger=reload)
 [ "$reload_corrections" = 0 ] ||
         fail "the reload corrected the knob in a fight's backoff ($reload_corrections times): the fight was reset"
 
 # The writer has stopped: the fight ends with its summary, and the knob is back.
-wait_log 'writer fight on enabled ended; [0-9]+ corrections were suppressed' 12
+wait_event 12 writer_fight level=notice knob=enabled
 thp_wait_for enabled madvise 2 || fail "enabled is $(thp_get enabled) after the fight ended"
-[ "$(log_count 'msg="writer fight on enabled: another')" = 1 ] ||
-        fail "the fight was declared $(log_count 'msg="writer fight on enabled: another') times, want once"
+[ "$(event_count writer_fight knob=enabled desired=madvise)" = 1 ] ||
+        fail "the fight was declared $(event_count writer_fight knob=enabled desired=madvise) times, want once"
 daemon_stop
 echo PASS

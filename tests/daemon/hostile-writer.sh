@@ -22,7 +22,7 @@ fuse_hang_start wrote "$THP/enabled" always
 # The positive control: its command line cannot be read.
 fuse_hang_blocks cmdline
 
-wait_log "msg=\"corrected enabled: always -> madvise \\(inotify; written by fuse-hang, pid $HANG[,)].* writer_comm=fuse-hang " 5
+wait_event 5 corrected knob=enabled observed=always trigger=inotify writer_pid="$HANG" writer_comm=fuse-hang
 ! grep "writer_pid=$HANG " "$TMP/daemon.log" | grep -q 'writer_cmdline=' || fail "a command line that cannot be read was recorded"
 echo "the hostile writer $HANG was corrected and named without its command line"
 
@@ -32,7 +32,7 @@ sh -c "echo never > $THP/enabled" 9>&- &
 pid=$!
 wait "$pid"
 thp_wait_for enabled madvise 2 || fail "the next drift was not corrected"
-wait_log "written by sh, pid $pid[,)].* writer_comm=sh " 5
+wait_event 5 corrected knob=enabled observed=never writer=sh writer_pid="$pid" writer_comm=sh
 wait_metric_ge "$TMP/thpguard.prom" thpguard_writer_lookups_abandoned_total 1 3
 metric_is "$TMP/thpguard.prom" thpguard_writer_gate_up 1 || fail "the gate was lost to a stuck command-line read"
 echo "the next writer $pid was named; abandoned lookups: $(metric "$TMP/thpguard.prom" thpguard_writer_lookups_abandoned_total)"

@@ -13,14 +13,14 @@ daemon_start
 
 # Startup applied the policy.
 [ "$(thp_get enabled)" = madvise ] || fail "startup did not correct enabled"
-grep -q 'msg="corrected enabled: always -> madvise (startup)".*trigger=startup result=corrected' "$TMP/daemon.log" ||
+has_event corrected knob=enabled observed=always desired=madvise trigger=startup result=corrected ||
         fail "no startup correction line"
 
 # Drift through inotify; the recheck is an hour away, so only inotify can fix it.
 for v in always never; do
         thp_set enabled "$v"
         thp_wait_for enabled madvise 1 || fail "enabled=$v was not corrected within 1 s"
-        wait_log "corrected enabled: $v -> madvise \\(inotify(; written by [^)]*)?\\).*trigger=inotify"
+        wait_event 2 corrected knob=enabled observed=$v desired=madvise trigger=inotify result=corrected
 done
 thp_set khugepaged/defrag 1
 thp_wait_for khugepaged/defrag 0 1 || fail "khugepaged/defrag was not corrected"
@@ -28,10 +28,10 @@ thp_set defrag always
 thp_wait_for defrag madvise 1 || fail "defrag was not corrected"
 
 # The same value rewritten raises IN_MODIFY too; it must not count as a correction.
-before=$(log_count 'msg="corrected')
+before=$(event_count corrected)
 thp_set enabled madvise
 sleep 0.2
-[ "$(log_count 'msg="corrected')" = "$before" ] || fail "rewriting the desired value logged a correction"
+[ "$(event_count corrected)" = "$before" ] || fail "rewriting the desired value logged a correction"
 
 daemon_stop
 grep -q 'exiting, knobs left as they are' "$TMP/daemon.log" || fail "no exit line"

@@ -31,7 +31,7 @@ def main():
         pid = os.fork()
         if pid == 0:
             os.execvp("sh", ["sh", "-c", script])
-        named = re.compile(rf"pid {pid}[,)]".encode())
+        named = re.compile(rf"(^| )writer_pid={pid}( |$)".encode(), re.M)
         deadline = time.monotonic() + 3.0
         while time.monotonic() < deadline:
             with open(a.log, "rb") as f:

@@ -28,14 +28,14 @@ daemon_start
 write_through_second_mount never
 
 thp_wait_for enabled madvise 3 || fail "the recheck did not correct a write made through another sysfs mount"
-wait_log 'corrected enabled: never -> madvise \(recheck(; written by [^)]*)?\).*trigger=recheck' 1
-[ "$(log_count 'trigger=inotify')" = 0 ] || fail "an inotify correction happened, so the test proved nothing"
+wait_event 1 corrected knob=enabled observed=never desired=madvise trigger=recheck
+[ "$(event_count corrected trigger=inotify)" = 0 ] || fail "an inotify correction happened, so the test proved nothing"
 # The operator is told once why corrections wait for the recheck, and how to fix it.
 unseen='no inotify event announced.*network namespace'
 wait_log "level=warn msg=\"the recheck corrected a drift that $unseen" 1
 write_through_second_mount always
 thp_wait_for enabled madvise 3 || fail "the recheck did not correct the second write through another sysfs mount"
-wait_log 'corrected enabled: always -> madvise \(recheck(; written by [^)]*)?\)' 1
+wait_event 1 corrected knob=enabled observed=always desired=madvise trigger=recheck
 [ "$(log_count "$unseen")" = 1 ] || fail "the unseen-drift warning was logged $(log_count "$unseen") times, want once"
 
 # A drift inotify does see is corrected at once and never warned about.

@@ -15,14 +15,17 @@ write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { enabled = "never"; };'
 kill -HUP "$DAEMON_PID"
 thp_wait_for enabled never 2 || fail "the new policy did not take effect"
-wait_log 'corrected enabled: madvise -> never \(reload(; written by [^)]*)?\).*trigger=reload'
-wait_log 'msg="policy reloaded from'
+wait_event 2 corrected knob=enabled observed=madvise desired=never trigger=reload
+wait_event 2 policy_reloaded policy="$POLICY"
 
 # SIGHUP with an invalid policy: the old one is kept and still enforced, one error logged.
 write_policy "$POLICY" 'thp = { enabled = "sometimes"; };'
 kill -HUP "$DAEMON_PID"
-wait_log 'level=error msg="policy rejected, keeping the last good one: .*thpguard.conf:1: thp.enabled: invalid value \\"sometimes\\"'
-[ "$(log_count 'policy rejected')" = 1 ] || fail "expected exactly one rejection line"
+wait_event 2 policy_rejected level=error policy="$POLICY"
+# What was wrong has no field: the rejection names the file, line and key in its text.
+event_says policy_rejected 'thpguard\.conf:1: thp\.enabled: invalid value' ||
+        fail "the rejection does not say what was wrong"
+[ "$(event_count policy_rejected)" = 1 ] || fail "expected exactly one rejection line"
 thp_set enabled always
 thp_wait_for enabled never 1 || fail "the last good policy is not enforced after a rejected reload"
 
@@ -47,16 +50,16 @@ ln -s ..2026_11_30_02 "$cm/..data_tmp"
 mv -T "$cm/..data_tmp" "$cm/..data"
 rm -rf "$cm/..2026_11_30_01"
 thp_wait_for enabled never 2 || fail "a ConfigMap ..data swap was not picked up"
-wait_log 'msg="policy reloaded from .*configmap/thpguard.conf'
+wait_event 2 policy_reloaded policy="$cm/thpguard.conf"
 sleep 0.5
 # One swap, one reload: the kubelet's other steps (the new and the removed timestamp dirs) are not changes.
-[ "$(log_count 'policy reloaded')" = 1 ] || fail "a ConfigMap swap reloaded $(log_count 'policy reloaded') times"
+[ "$(event_count policy_reloaded)" = 1 ] || fail "a ConfigMap swap reloaded $(event_count policy_reloaded) times"
 
 # A burst of SIGHUPs coalesces: far fewer reloads than signals, and the daemon still works.
-before=$(log_count 'policy reloaded')
+before=$(event_count policy_reloaded)
 for _ in $(seq 200); do kill -HUP "$DAEMON_PID"; done
 sleep 0.5
-after=$(log_count 'policy reloaded')
+after=$(event_count policy_reloaded)
 echo "200 SIGHUPs -> $((after - before)) reloads"
 [ $((after - before)) -ge 1 ] || fail "a SIGHUP burst caused no reload"
 [ $((after - before)) -lt 100 ] || fail "a SIGHUP burst was not coalesced ($((after - before)) reloads)"

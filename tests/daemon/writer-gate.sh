@@ -32,11 +32,14 @@ one_shot_round() {
                 pids+=("$pid")
                 sleep 0.02
         done
-        round_logged() { [ "$(tail -n +"$((before + 1))" "$TMP/daemon.log" | grep -c 'msg="corrected enabled: always -> madvise')" -ge "$WRITERS" ]; }
+        round_logged() {
+                tail -n +"$((before + 1))" "$TMP/daemon.log" >"$TMP/round.log"
+                [ "$(EVENT_LOG=$TMP/round.log event_count corrected knob=enabled observed=always)" -ge "$WRITERS" ]
+        }
         wait_until 10 round_logged || true
-        tail -n +"$((before + 1))" "$TMP/daemon.log" >"$TMP/round.log"
+        EVENT_LOG=$TMP/round.log event_lines corrected knob=enabled observed=always writer=sh writer_comm=sh >"$TMP/named.log"
         for pid in "${pids[@]}"; do
-                if grep -Eq "written by sh, pid $pid[,)].* writer=sh writer_pid=$pid writer_comm=sh .*writer_cgroup=/" "$TMP/round.log"; then
+                if grep -Eq "(^| )writer_pid=$pid .*writer_cgroup=/| writer_cgroup=/.* writer_pid=$pid( |$)" "$TMP/named.log"; then
                         named=$((named + 1))
                 else
                         missed+=("$pid")
@@ -45,7 +48,7 @@ one_shot_round() {
         echo "$label: one-shot writers named with pid, comm and cgroup: $named of $WRITERS"
         if [ $((named * 100)) -lt $((WRITERS * 95)) ]; then
                 echo "not named: ${missed[*]:0:10}" >&2
-                grep -m3 -E "pid (${missed[0]:-x}|${missed[1]:-x})[,)]" "$TMP/round.log" >&2 || true
+                grep -m3 -E "(^| )writer_pid=(${missed[0]:-x}|${missed[1]:-x})( |$)" "$TMP/round.log" >&2 || true
                 fail "$label: only $named of $WRITERS one-shot writers were named (want >= 95%)"
         fi
 }
@@ -91,7 +94,7 @@ sh -c "echo always > $THP/enabled" 9>&- &
 pid=$!
 wait "$pid"
 thp_wait_for enabled madvise 2 || fail "no correction after the gate was killed"
-wait_log "written by (sh, )?pid $pid[,)]" 2
+wait_event 2 corrected knob=enabled observed=always writer_pid="$pid"
 daemon_stop
 
 # ---- 4. A daemon that dies takes its gate, and its hold, with it. ----
@@ -124,7 +127,7 @@ hz=$(getconf CLK_TCK)
 echo "a 5 s flat-out writer cost the daemon $((d1 - d0)) and the gate $((g1 - g0)) ticks of $((5 * hz))"
 # The bench measures the target (bench/README.md); this catches a return to burning a CPU.
 [ $(((d1 - d0 + g1 - g0) * 100)) -le $((5 * hz * 10)) ] || fail "the fight cost more than 10% of a CPU"
-lines=$(grep -c 'msg="corrected enabled' "$TMP/daemon.log" || true)
+lines=$(event_count corrected knob=enabled)
 [ "$lines" -le 30 ] || fail "$lines correction lines for one fight"
 daemon_stop
 echo PASS

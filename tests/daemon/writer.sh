@@ -29,13 +29,14 @@ mapfile -t pids < <("$WRITE" "$THP/enabled" always "$WRITERS" --log "$TMP/daemon
 [ "${#pids[@]}" = "$WRITERS" ] || fail "the writers stopped after ${#pids[@]} of $WRITERS"
 # The records come after the corrections; wait for the last writer's.
 for ((i = 0; i < 200; i++)); do
-        [ "$(log_count 'msg="corrected enabled: always -> madvise')" -ge "$WRITERS" ] && break
+        [ "$(event_count corrected knob=enabled observed=always)" -ge "$WRITERS" ] && break
         sleep 0.01
 done
 named=0
 missed=()
+event_lines corrected knob=enabled observed=always trigger=inotify writer=sh writer_comm=sh >"$TMP/named.log"
 for pid in "${pids[@]}"; do
-        if grep -Eq "msg=\"corrected enabled: always -> madvise \(inotify; written by sh, pid $pid[,)].* writer=sh writer_pid=$pid writer_comm=sh " "$TMP/daemon.log"; then
+        if grep -Eq "(^| )writer_pid=$pid( |$)" "$TMP/named.log"; then
                 named=$((named + 1))
         else
                 missed+=("$pid")
@@ -44,7 +45,7 @@ done
 echo "one-shot writers named with pid and comm: $named of $WRITERS"
 if [ $((named * 100)) -lt $((WRITERS * 95)) ]; then
         echo "not named: ${missed[*]:0:10}" >&2
-        for pid in "${missed[@]:0:3}"; do grep -E "writer_pid=$pid |msg=\"corrected" "$TMP/daemon.log" | grep -m2 -E "pid $pid" >&2 || true; done
+        for pid in "${missed[@]:0:3}"; do grep -m2 -E "(^| )writer_pid=$pid( |$)" "$TMP/daemon.log" >&2 || true; done
         tail -n 5 "$TMP/daemon.log" >&2
         fail "only $named of $WRITERS one-shot writers were named (want >= 95%)"
 fi
@@ -91,11 +92,13 @@ if [ -n "$cg_root" ]; then
                 [ -n "$LAST_PID" ] || fail "the writer in $1 failed"
         }
         in_cgroup "$svc_dir" always
-        wait_log "msg=\"corrected enabled: always -> madvise \\(inotify; written by thpguard-writer-$$.service, pid $LAST_PID[,)].* writer_unit=thpguard-writer-$$.service" 2
-        grep -Eq "writer_pid=$LAST_PID .*writer_cgroup=/thpguard-test.slice/thpguard-writer-$$.service( |$)" "$TMP/daemon.log" ||
+        wait_event 2 corrected knob=enabled observed=always trigger=inotify writer=thpguard-writer-$$.service \
+                writer_pid="$LAST_PID" writer_unit=thpguard-writer-$$.service
+        has_event corrected writer_pid="$LAST_PID" writer_cgroup=/thpguard-test.slice/thpguard-writer-$$.service ||
                 fail "no writer_cgroup for the service writer: $(grep "pid $LAST_PID" "$TMP/daemon.log")"
         in_cgroup "$pod_dir" never
-        wait_log "writer_pid=$LAST_PID .*writer_unit=cri-containerd-$cid.scope writer_pod_uid=$pod writer_container_id=$cid" 2
+        wait_event 2 corrected writer_pid="$LAST_PID" writer_unit="cri-containerd-$cid.scope" writer_pod_uid="$pod" \
+                writer_container_id="$cid"
         echo "cgroup writers: unit thpguard-writer-$$.service; pod $pod, container ${cid:0:12}"
         cg_cleanup
 else
@@ -110,7 +113,7 @@ daemon_start
 bash -c "end=\$((SECONDS + 2)); while [ \$SECONDS -lt \$end ]; do echo always > $THP/enabled; done" 9>&- &
 fighter=$!
 wait "$fighter"
-wait_log "msg=\"writer fight on enabled: another writer keeps setting always \\(more than 5 corrections in 10s\\); backing off \\(written by bash, pid $fighter, [^\"]*\\)\".* writer=bash writer_pid=$fighter " 2
+wait_event 2 writer_fight knob=enabled observed=always desired=madvise writer=bash writer_pid="$fighter"
 thp_wait_for enabled madvise 6 || fail "not corrected after the fight"
 daemon_stop
 
@@ -118,7 +121,7 @@ daemon_stop
 write_policy "$POLICY" 'mode = "audit"; recheck_interval = 30; thp = { enabled = "madvise"; };'
 daemon_start
 auditee=$("$WRITE" "$THP/enabled" never 1 --log "$TMP/daemon.log" 9>&-)
-wait_log "msg=\"drift on enabled: never, policy wants madvise \\(audit mode, not corrected; inotify; written by sh, pid $auditee[,)].* writer_pid=$auditee " 2
+wait_event 2 audit_drift knob=enabled observed=never desired=madvise trigger=inotify writer=sh writer_pid="$auditee"
 [ "$(thp_get enabled)" = never ] || fail "audit mode corrected the knob"
 daemon_stop
 thp_set enabled madvise
@@ -130,7 +133,7 @@ daemon_start_cmd setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin -- "$TH
 wait_log 'level=info msg="writer attribution is off: fanotify_init: Operation not permitted \(it needs CAP_SYS_ADMIN\)' 2
 thp_set enabled always
 thp_wait_for enabled madvise 2 || fail "no correction with attribution off"
-wait_log 'msg="corrected enabled: always -> madvise \(inotify\)"' 2
+wait_event 2 corrected knob=enabled observed=always desired=madvise trigger=inotify
 ! grep -q 'writer_pid=' "$TMP/daemon.log" || fail "a writer was named with attribution off"
 [ "$(grep -c 'attribution is off' "$TMP/daemon.log")" = 1 ] || fail "the attribution-off line was logged more than once"
 daemon_stop

@@ -46,10 +46,10 @@ wait_log 'msg="started: auditing 1 knobs .* 0 drifted at startup"' 5
 # A recheck or two with the knob open, then the swap.
 sleep 1.5
 replace_dir 100 0711
-wait_log 'level=warn msg="drift on khugepaged/pages_to_scan: 100, policy wants 4096 \(audit mode, not corrected; recheck\)"' 5
+wait_event 5 audit_drift level=warn knob=khugepaged/pages_to_scan observed=100 desired=4096 trigger=recheck
 # And again: the handle now open on the new directory is not stale.
 replace_dir 200 0711
-wait_log 'msg="drift on khugepaged/pages_to_scan: 200, policy wants 4096' 5
+wait_event 5 audit_drift knob=khugepaged/pages_to_scan observed=200 desired=4096
 daemon_stop
 [ "$(log_count 'AddressSanitizer|runtime error')" = 0 ] || fail "sanitizer report"
 
@@ -64,11 +64,11 @@ wait_log 'msg="started: auditing 1 knobs .* 0 drifted at startup"' 5
 [ "$(log_count 'could not watch|lost the inotify watch')" = 0 ] || fail "test bug: the watch is missing from the start"
 replace_dir 100 0755
 wait_log "level=warn msg=\"lost the inotify watch on $T/khugepaged; relying on the 3s recheck" 5
-wait_log 'msg="drift on khugepaged/pages_to_scan: 100, policy wants 4096' 8
+wait_event 8 audit_drift knob=khugepaged/pages_to_scan observed=100 desired=4096
 wait_log 'level=info msg="re-added 1 lost inotify watch"' 8
 # The new directory is watched now: a write in place is seen at once, not at the next recheck.
 echo 200 >"$K/pages_to_scan"
-wait_log 'msg="drift on khugepaged/pages_to_scan: 200, policy wants 4096 \(audit mode, not corrected; inotify(; written by [^)]*)?\)"' 2
+wait_event 2 audit_drift knob=khugepaged/pages_to_scan observed=200 desired=4096 trigger=inotify
 kill -0 "$DAEMON_PID" || fail "the daemon died"
 daemon_stop
 [ "$(log_count 'AddressSanitizer|runtime error')" = 0 ] || fail "sanitizer report"

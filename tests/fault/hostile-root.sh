@@ -126,9 +126,10 @@ echo 1 >"$T/use_zero_page"
 daemon_start_cmd "$THPGUARDD" --config "$POLICY" --sysfs-root "$ROOT" --log-target=console
 wait_log "level=warn msg=\"khugepaged/pages_to_scan is error: cannot read: $SYMLINK; skipping it\"" 5
 wait_log "level=warn msg=\"khugepaged/defrag is error: cannot read: $SPECIAL; skipping it\"" 5
-wait_log 'msg="corrected use_zero_page: 1 -> 0 \(startup\)"' 5
+wait_event 5 corrected knob=use_zero_page observed=1 desired=0 trigger=startup
 echo 1 >"$T/use_zero_page"
-wait_log 'msg="corrected use_zero_page: 1 -> 0 \((inotify|recheck)(; written by [^)]*)?\)"' 5
+wait_until 5 event_count_ge 2 corrected knob=use_zero_page observed=1 desired=0 ||
+        { cat "$TMP/daemon.log"; fail "use_zero_page was not corrected after startup"; }
 # Two rechecks: the refusals are not logged again.
 sleep 2.5
 kill -0 "$DAEMON_PID" || fail "the daemon died"

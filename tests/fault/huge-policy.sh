@@ -78,23 +78,24 @@ refuse_at_startup() {
 # refuse_on_reload NAME: the running daemon rejects it once and keeps enforcing.
 refuse_on_reload() {
         local name=$1 rej0 rel0 hwm
-        rej0=$(log_count 'policy rejected')
-        rel0=$(log_count 'policy reloaded')
+        rej0=$(event_count policy_rejected)
+        rel0=$(event_count policy_reloaded)
         cp "$TMP/$name.conf" "$TMP/next.conf"
         mv "$TMP/next.conf" "$POLICY"
         kill -HUP "$DAEMON_PID"
-        wait_log "^level=error msg=\"policy rejected, keeping the last good one: $POLICY" $LIMIT
-        wait_until "$LIMIT" log_count_ge 'policy rejected' $((rej0 + 1)) || true
+        wait_event "$LIMIT" policy_rejected level=error policy="$POLICY"
+        event_says policy_rejected "$(re "$POLICY")" || fail "$name, reload: the rejection does not name the file"
+        wait_until "$LIMIT" event_count_ge $((rej0 + 1)) policy_rejected || true
         sleep 0.5
-        [ "$(log_count 'policy rejected')" = $((rej0 + 1)) ] || fail "$name, reload: $(($(log_count 'policy rejected') - rej0)) rejections, want 1"
-        [ "$(log_count 'policy reloaded')" = "$rel0" ] || fail "$name, reload: the huge policy was loaded"
+        [ "$(event_count policy_rejected)" = $((rej0 + 1)) ] || fail "$name, reload: $(($(event_count policy_rejected) - rej0)) rejections, want 1"
+        [ "$(event_count policy_reloaded)" = "$rel0" ] || fail "$name, reload: the huge policy was loaded"
         thp_set enabled never
         thp_wait_for enabled madvise 5 || fail "$name, reload: the last good policy is not enforced"
         hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$DAEMON_PID/status")
         echo "$name, reload: rejected once; daemon VmHWM $hwm kB"
         [ "$hwm" -lt $RSS_MAX_KB ] || fail "$name, reload: daemon peak RSS $hwm kB, want < $RSS_MAX_KB"
         write_policy "$POLICY" "$GOOD"
-        wait_until 5 log_count_ge 'policy reloaded' $((rel0 + 1)) || fail "$name: the good policy put back was not reloaded"
+        wait_until 5 event_count_ge $((rel0 + 1)) policy_reloaded || fail "$name: the good policy put back was not reloaded"
 }
 
 thp_set enabled always

@@ -46,15 +46,15 @@ kill -CONT "$DAEMON_PID"
 wait_log '^level=warn msg="inotify queue overflowed; rechecking every knob"$' 10
 thp_wait_for enabled madvise 10 || fail "enabled not corrected after the overflow"
 thp_wait_for defrag madvise 10 || fail "defrag not corrected after the overflow"
-wait_log 'msg="corrected enabled: never -> madvise \(recheck(; written by [^)]*)?\)".*trigger=recheck' 5
-wait_log 'msg="corrected defrag: defer -> madvise \(recheck(; written by [^)]*)?\)".*trigger=recheck' 5
+wait_event 5 corrected knob=enabled observed=never desired=madvise trigger=recheck
+wait_event 5 corrected knob=defrag observed=defer desired=madvise trigger=recheck
 [ "$(log_count 'khugepaged/defrag')" = 0 ] || fail "khugepaged/defrag ended compliant but was acted on"
-[ "$(log_count 'trigger=inotify')" = 0 ] || fail "an inotify correction happened: the queue did not overflow as planned"
+[ "$(event_count corrected trigger=inotify)" = 0 ] || fail "an inotify correction happened: the queue did not overflow as planned"
 
 # Still watching: the next drift is corrected by inotify.
 thp_set enabled always
 thp_wait_for enabled madvise 5 || fail "inotify no longer works after the overflow"
-wait_log 'msg="corrected enabled: always -> madvise \(inotify(; written by [^)]*)?\)"' 5
+wait_event 5 corrected knob=enabled observed=always desired=madvise trigger=inotify
 daemon_stop
 [ "$(log_count 'inotify queue overflowed')" = 1 ] || fail "overflow logged $(log_count 'inotify queue overflowed') times"
 echo "PASS: an overflowed queue led to a full recheck that corrected the drift"

@@ -34,18 +34,19 @@ daemon_start_cmd "${FAKE_PMD_NS[@]}" "$THPGUARDD" --config "$POLICY" --log-targe
 
 # The knob after the failing one is corrected at startup.
 thp_wait_for enabled madvise 5 || fail "enabled was not corrected: the rejected knob stopped the others"
-wait_log 'msg="corrected enabled: always -> madvise \(startup\)"' 5
-ERR_RE="^level=error msg=\"failed to correct khugepaged/max_ptes_none: $before -> 1000 \\(startup\\): the kernel rejected the value \\(Invalid argument\\)\" message_id=c3e9174a6b2d48f0b5a18e6d9f2c7b04 knob=khugepaged/max_ptes_none observed=$before desired=1000 trigger=startup result=failed errno=22"
-wait_log "$ERR_RE" 5
+wait_event 5 corrected knob=enabled observed=always desired=madvise trigger=startup
+wait_event 5 correction_failed level=error knob=khugepaged/max_ptes_none observed="$before" desired=1000 trigger=startup result=failed errno=22
+# The cause has no field: the text says it.
+event_says correction_failed 'the kernel rejected the value \(Invalid argument\)' || fail "the error does not say that the kernel rejected the value"
 
 # No retry storm: several rechecks later, still one error line, and the
 # number of attempts is bounded by the rechecks (one write per recheck).
 r0=$(metric "$M" thpguard_rechecks_total)
 wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 4)) 30
-[ "$(log_count 'failed to correct')" = 1 ] || { cat "$TMP/daemon.log"; fail "the EINVAL was logged $(log_count 'failed to correct') times, want once"; }
+[ "$(event_count correction_failed)" = 1 ] || { cat "$TMP/daemon.log"; fail "the EINVAL was logged $(event_count correction_failed) times, want once"; }
 rechecks=$(metric "$M" thpguard_rechecks_total)
 failures=$(metric "$M" 'thpguard_correction_failures_total{knob="khugepaged/max_ptes_none"}')
-echo "after $rechecks rechecks: $failures failed attempts, $(log_count 'failed to correct') error line"
+echo "after $rechecks rechecks: $failures failed attempts, $(event_count correction_failed) error line"
 [ -n "$failures" ] && [ "$failures" -ge 2 ] || fail "the failing knob is not retried at the recheck (failures=${failures:-absent})"
 [ "$failures" -le $((rechecks + 2)) ] || fail "retry storm: $failures attempts for $rechecks rechecks"
 [ "$(thp_get khugepaged/max_ptes_none)" = "$before" ] || fail "max_ptes_none changed to $(thp_get khugepaged/max_ptes_none)"
@@ -54,15 +55,15 @@ echo "after $rechecks rechecks: $failures failed attempts, $(log_count 'failed t
 # The others are still enforced, at once, by inotify.
 thp_set enabled never
 thp_wait_for enabled madvise 5 || fail "enabled is no longer enforced while max_ptes_none fails"
-wait_log 'msg="corrected enabled: never -> madvise \(inotify(; written by [^)]*)?\)"' 5
+wait_event 5 corrected knob=enabled observed=never desired=madvise trigger=inotify
 
 # A new foreign value on the failing knob is a new fact: logged once more.
 other=$((before > 0 ? before - 1 : 1))
 thp_set khugepaged/max_ptes_none "$other"
-wait_log "failed to correct khugepaged/max_ptes_none: $other -> 1000 .*errno=22" 10
+wait_event 10 correction_failed knob=khugepaged/max_ptes_none observed="$other" desired=1000 errno=22
 r0=$(metric "$M" thpguard_rechecks_total)
 wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 3)) 30
-[ "$(log_count 'failed to correct')" = 2 ] || fail "want 2 error lines (one per foreign value), got $(log_count 'failed to correct')"
+[ "$(event_count correction_failed)" = 2 ] || fail "want 2 error lines (one per foreign value), got $(event_count correction_failed)"
 thp_set khugepaged/max_ptes_none "$before"
 
 daemon_stop

@@ -68,14 +68,14 @@ rm "$T/hugepages-64kB/enabled"
 wait_log 'msg="hugepages-64kB/enabled is unsupported' 5
 printf '[always] inherit madvise never\n' >"$T/hugepages-64kB/enabled"
 wait_log 'msg="hugepages-64kB/enabled can be enforced again"' 5
-wait_log 'level=warn msg="drift on hugepages-64kB/enabled: always, policy wants never \(audit mode, not corrected; inotify(; written by [^)]*)?\)"' 5
+wait_event 5 audit_drift level=warn knob=hugepages-64kB/enabled observed=always desired=never trigger=inotify
 # Gone and back while the daemon is frozen: the kept-open file is stale; the
 # events (or the recheck) make it read the new file by path.
 kill -STOP "$DAEMON_PID"
 rm "$T/enabled"
 printf 'always madvise [never]\n' >"$T/enabled"
 kill -CONT "$DAEMON_PID"
-wait_log 'msg="drift on enabled: never, policy wants madvise' 5
+wait_event 5 audit_drift knob=enabled observed=never desired=madvise
 # Garbage content: an error state, logged once, never written.
 printf 'garbage\n' >"$T/khugepaged/defrag"
 wait_log 'level=warn msg="khugepaged/defrag is error: unexpected content for a numeric knob; skipping it"' 5

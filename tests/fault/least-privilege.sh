@@ -61,7 +61,7 @@ kill -HUP "$DAEMON_PID"
 thp_wait_for enabled never 10 || fail "reload not applied"
 thp_wait_for shmem_enabled "$want_shmem" 10 || fail "reload not applied"
 write_policy "$POLICY" 'thp = { enabled = "sometimes"; };'
-wait_log 'policy rejected' 10
+wait_event 10 policy_rejected policy="$POLICY"
 # Let a recheck or two rewrite the metrics file, then stop.
 sleep 2.5
 kill -TERM "$DAEMON_PID"
@@ -71,7 +71,7 @@ DAEMON_PID=
 [ $rc -eq 0 ] || { cat "$TMP/daemon.log"; fail "thpguardd exited $rc"; }
 
 # Positive controls.
-[ "$(log_count 'msg="corrected ')" -ge 5 ] || fail "fewer corrections than driven: the trace would prove little"
+[ "$(event_count corrected)" -ge 5 ] || fail "fewer corrections than driven: the trace would prove little"
 grep -q '^thpguard_up 0$' "$M" || fail "no final metrics file"
 
 allowed_knob() {

@@ -28,7 +28,8 @@ metrics_file = \"$1\";"
         expect_rc 1 "the daemon with metrics_file $1"
         # logfmt on the console escapes the quotes.
         expect_err "$(re "$P"):2: metrics_file: \\\\\"$(re "$1")\\\\\" $2|$(re "$P"):2: metrics_file: \"$(re "$1")\" $2"
-        expect_err 'invalid policy .*: not starting; nothing was written'
+        EVENT_LOG=$ERR_FILE has_event policy_rejected level=error policy="$P" ||
+                fail "metrics_file $1: no policy_rejected event (message_id=${MESSAGE_ID[policy_rejected]}) on stderr"
         [ "$(cat "$T/enabled")" = "$before_knob" ] || fail "metrics_file $1: the knob was written"
 }
 expect_refused "$D/victim" 'is not a NAME.prom file'

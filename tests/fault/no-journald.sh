@@ -48,16 +48,16 @@ thp = { enabled = "madvise"; };'
                 # The next drift only once the daemon is done with this one (its
                 # line is written after the read-back): a write racing that
                 # read-back would be a "did not stick", not another drift.
-                wait_until 5 log_count_ge 'corrected enabled: .* \(inotify(; written by [^)]*)?\)' "$i" || true
+                wait_until 5 event_count_ge "$i" corrected knob=enabled trigger=inotify || true
         done
         # A valid reload that changes the value, then an invalid one.
         write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "never"; };'
         kill -HUP "$DAEMON_PID"
         thp_wait_for enabled never 5 || fail "$case: reload not applied"
-        wait_log 'msg="policy reloaded' 5
+        wait_event 5 policy_reloaded policy="$POLICY"
         write_policy "$POLICY" 'thp = { enabled = "sometimes"; };'
-        wait_log 'msg="policy rejected' 5
+        wait_event 5 policy_rejected policy="$POLICY"
         daemon_stop
 
         cat "$TMP/daemon.log"
@@ -68,11 +68,18 @@ thp = { enabled = "never"; };'
         }
         want 1 '^level=info msg="confined: '
         want 1 '^level=info msg="started: enforcing 1 knobs'
-        want 1 '^level=notice msg="corrected enabled: always -> madvise \(startup\)" message_id=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 knob=enabled .*trigger=startup result=corrected'
-        want $DRIFTS '^level=notice msg="corrected enabled: (always|never) -> madvise \(inotify(; written by [^)]*)?\)" message_id=5b0a3c7e2f8d4e61a9c4d2b7f1e08a31 knob=enabled .*trigger=inotify result=corrected'
-        want 1 '^level=notice msg="corrected enabled: madvise -> never \(reload(; written by [^)]*)?\)".*trigger=reload'
-        want 1 '^level=notice msg="policy reloaded from .* 1 knobs, mode enforce, 1 corrected" message_id=[0-9a-f]{32} policy='
-        want 1 '^level=error msg="policy rejected, keeping the last good one: .*invalid value \\"sometimes\\"'
+        want_event() { # COUNT NAME [FIELD=VALUE...]
+                local n
+                n=$(event_count "${@:2}")
+                [ "$n" = "$1" ] || fail "$case: $n $2 events with ${*:3}, want $1"
+        }
+        want_event 1 corrected level=notice knob=enabled observed=always desired=madvise trigger=startup result=corrected
+        want_event "$DRIFTS" corrected level=notice knob=enabled desired=madvise trigger=inotify result=corrected
+        want_event 1 corrected level=notice knob=enabled observed=madvise desired=never trigger=reload
+        want_event 1 policy_reloaded level=notice policy="$POLICY"
+        event_says policy_reloaded ' 1 knobs, mode enforce, 1 corrected' || fail "$case: the reload does not say what it did"
+        want_event 1 policy_rejected level=error policy="$POLICY"
+        event_says policy_rejected 'invalid value' || fail "$case: the rejection does not say why"
         want 1 '^level=info msg="received Terminated; exiting, knobs left as they are"$'
         want $((DRIFTS + 7)) '^level=[a-z]+ msg="'
         lines=$(wc -l <"$TMP/daemon.log")

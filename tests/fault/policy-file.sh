@@ -25,19 +25,23 @@ thp_wait_for enabled madvise 5 || fail "startup did not correct"
 # one change to it, as it is to anyone reading the file.
 fault() {
         local name=$1 why=$2 break_cmd=$3 restore_cmd=$4 rej0 rel0 r0
-        rej0=$(log_count 'policy rejected')
-        rel0=$(log_count 'policy reloaded')
+        rej0=$(event_count policy_rejected)
+        rel0=$(event_count policy_reloaded)
         echo "--- $name"
         kill -STOP "$DAEMON_PID"
         eval "$break_cmd"
         kill -CONT "$DAEMON_PID"
-        wait_log "^level=error msg=\"policy rejected, keeping the last good one: .*$why" 10
+        wait_until 10 event_count_ge $((rej0 + 1)) policy_rejected level=error policy="$POLICY" ||
+                { cat "$TMP/daemon.log"; fail "$name: not rejected"; }
+        # What was wrong has no field: the rejection's text says it.
+        event_lines policy_rejected | tail -n 1 | grep -E -- "$why" >/dev/null ||
+                { cat "$TMP/daemon.log"; fail "$name: the rejection does not say /$why/"; }
         # Several rechecks later: still one error, and no reload either.
         r0=$(metric "$M" thpguard_rechecks_total)
         wait_metric_ge "$M" thpguard_rechecks_total $((${r0:-0} + 2)) 30
-        [ "$(log_count 'policy rejected')" = $((rej0 + 1)) ] ||
-                fail "$name: $(($(log_count 'policy rejected') - rej0)) rejections, want exactly 1"
-        [ "$(log_count 'policy reloaded')" = "$rel0" ] || fail "$name: a bad policy file was loaded"
+        [ "$(event_count policy_rejected)" = $((rej0 + 1)) ] ||
+                fail "$name: $(($(event_count policy_rejected) - rej0)) rejections, want exactly 1"
+        [ "$(event_count policy_reloaded)" = "$rel0" ] || fail "$name: a bad policy file was loaded"
         # The last good policy is still enforced.
         thp_set enabled never
         thp_wait_for enabled madvise 5 || fail "$name: the last good policy is not enforced"
@@ -45,11 +49,10 @@ fault() {
         kill -STOP "$DAEMON_PID"
         eval "$restore_cmd"
         kill -CONT "$DAEMON_PID"
-        wait_log "policy reloaded.*" 10
-        wait_until 5 log_count_ge 'policy reloaded' $((rel0 + 1)) || true
-        [ "$(log_count 'policy reloaded')" = $((rel0 + 1)) ] ||
-                fail "$name: restoring a good file: $(($(log_count 'policy reloaded') - rel0)) reloads, want 1"
-        [ "$(log_count 'policy rejected')" = $((rej0 + 1)) ] || fail "$name: restoring the file was rejected"
+        wait_until 10 event_count_ge $((rel0 + 1)) policy_reloaded policy="$POLICY" || true
+        [ "$(event_count policy_reloaded)" = $((rel0 + 1)) ] ||
+                fail "$name: restoring a good file: $(($(event_count policy_reloaded) - rel0)) reloads, want 1"
+        [ "$(event_count policy_rejected)" = $((rej0 + 1)) ] || fail "$name: restoring the file was rejected"
         thp_set enabled always
         thp_wait_for enabled madvise 5 || fail "$name: not enforced after the good file came back"
 }

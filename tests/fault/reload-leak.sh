@@ -78,24 +78,25 @@ failed_reloads() { # NAME: $RELOADS failed reloads of $TMP/NAME.conf
                 fi
         done
         kill -0 "$DAEMON_PID" || fail "$name: the daemon died"
-        echo "$name: $RELOADS failed reloads, RSS $rss0 kB -> $rss kB; last rejection: $(grep 'policy rejected' "$TMP/daemon.log" | tail -1 | cut -c1-200)"
+        echo "$name: $RELOADS failed reloads, RSS $rss0 kB -> $rss kB; last rejection: $(event_lines policy_rejected | tail -1 | cut -c1-200)"
 }
 
 literal_line $((900 * 1000)) >"$TMP/huge.conf"
 literal_line "$STRING_MAX" >"$TMP/bound.conf"
 chmod 0644 "$TMP/huge.conf" "$TMP/bound.conf"
 failed_reloads huge
-grep -q "thpguard.conf:1: string literal longer than $STRING_MAX bytes" "$TMP/daemon.log" ||
-        fail "huge: the rejection does not say why: $(grep 'policy rejected' "$TMP/daemon.log" | tail -1 | cut -c1-300)"
+event_says policy_rejected "thpguard\.conf:1: string literal longer than $STRING_MAX bytes" ||
+        fail "huge: the rejection does not say why: $(event_lines policy_rejected | tail -1 | cut -c1-300)"
 failed_reloads bound
 
 # Still enforcing the first policy (on the fixture a write does not stick,
 # but it is tried), and a good policy still loads.
 printf '[always] madvise never\n' 1<>"$T/enabled" # in place: no empty read
-wait_log 'enabled: always -> madvise' 5
+wait_until 5 has_event correction_failed knob=enabled observed=always desired=madvise ||
+        { cat "$TMP/daemon.log"; fail "the last good policy was not acted on"; }
 write_policy "$POLICY" 'recheck_interval = 3600;
 thp = { defrag = "madvise"; };'
 kill -HUP "$DAEMON_PID"
-wait_log 'msg="policy reloaded from' 5
+wait_event 5 policy_reloaded policy="$POLICY"
 daemon_stop
 echo "PASS: $RELOADS failed reloads each of a huge and a bound-length literal, RSS within $SLACK_KB kB"

@@ -25,6 +25,9 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 STRACE_PID=$!
 on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
 pid=
+# Before strace (cleanups run last added first): a killed strace would
+# leave the daemon running on its own.
+on_exit '[ -z "$pid" ] || terminate "$pid"'
 for _ in $(seq 1000); do
         pid=$(pgrep -P $STRACE_PID -x thpguardd || true)
         [ -n "$pid" ] && break

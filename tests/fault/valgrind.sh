@@ -49,14 +49,14 @@ for ((i = 1; i <= CORRECTIONS; i++)); do
         fi
 done
 # Counted by any trigger: under valgrind the 2 s recheck sometimes reaches a drift first.
-n=$(log_count 'msg="corrected (enabled|defrag): [a-z]+ -> madvise \((inotify|recheck)(; written by [^)]*)?\)')
+n=$(($(event_count corrected knob=enabled desired=madvise) + $(event_count corrected knob=defrag desired=madvise)))
 echo "$CORRECTIONS drifts in $((SECONDS - t0)) s: $n corrections"
 [ "$n" -ge "$CORRECTIONS" ] || fail "$n corrections for $CORRECTIONS drifts"
 
 # 100 reloads through the file watch, valid and invalid alternating; every
 # tenth is followed by a SIGHUP that reloads the same file again.
 t0=$SECONDS
-done_reloads() { echo $(($(log_count 'msg="policy reloaded') + $(log_count 'msg="policy rejected'))); }
+done_reloads() { echo $(($(event_count policy_reloaded) + $(event_count policy_rejected))); }
 reloads_done_ge() { [ "$(done_reloads)" -ge "$1" ]; }
 base=$(done_reloads)
 expected=$base
@@ -74,17 +74,22 @@ for ((i = 1; i <= RELOADS; i++)); do
                 wait_until 30 reloads_done_ge $expected || fail "SIGHUP reload after $i was not done"
         fi
 done
-echo "$((expected - base)) reloads in $((SECONDS - t0)) s: $(log_count 'msg="policy rejected') rejected"
-[ "$(log_count 'msg="policy rejected')" -ge $((RELOADS / 2)) ] || fail "too few rejected reloads"
+echo "$((expected - base)) reloads in $((SECONDS - t0)) s: $(event_count policy_rejected) rejected"
+[ "$(event_count policy_rejected)" -ge $((RELOADS / 2)) ] || fail "too few rejected reloads"
 
 # Audit mode and back.
+# The mode is in the reload's text only.
+n=$(event_count policy_reloaded)
 policy audit madvise
-wait_log 'msg="policy reloaded from .* mode audit' 30
+wait_until 30 event_count_ge $((n + 1)) policy_reloaded || fail "the audit policy was not reloaded"
+event_lines policy_reloaded | tail -n 1 | grep ' mode audit' >/dev/null || fail "the reload did not switch to audit"
 thp_set enabled never
-wait_log 'msg="drift on enabled: never, policy wants madvise \(audit mode' 30
+wait_event 30 audit_drift knob=enabled observed=never desired=madvise
 [ "$(thp_get enabled)" = never ] || fail "audit mode wrote"
+n=$(event_count policy_reloaded)
 policy enforce madvise
-wait_log 'msg="policy reloaded from .* mode enforce, 1 corrected' 30
+wait_until 30 event_count_ge $((n + 1)) policy_reloaded || fail "the enforce policy was not reloaded"
+event_lines policy_reloaded | tail -n 1 | grep ' mode enforce, 1 corrected' >/dev/null || fail "the reload back to enforce did not correct"
 thp_wait_for enabled madvise 30 || fail "back in enforce mode, the drift was not corrected"
 
 # SIGTERM: valgrind exits with the daemon's status, or 99 on an error or leak.

@@ -48,16 +48,16 @@ wait_log 'msg="started: auditing 2 knobs .* 0 drifted at startup"' 5
 # The old file stays readable through the daemon's open fd: only its look at
 # the handle (unlinked) sends it to the new one.
 replace "$T/enabled" 'always [never] madvise'
-wait_log 'level=warn msg="drift on enabled: never, policy wants madvise \(audit mode, not corrected; recheck\)"' 5
+wait_event 5 audit_drift level=warn knob=enabled observed=never desired=madvise trigger=recheck
 sleep 2.5
-[ "$(log_count 'drift on enabled')" = 1 ] || fail "a lasting drift was reported more than once"
+[ "$(event_count audit_drift knob=enabled)" = 1 ] || fail "a lasting drift was reported more than once"
 [ "$(log_count 'could not watch')" = 1 ] || fail "the lost watch was logged more than once"
 kill -0 "$DAEMON_PID" || fail "the daemon died without its watch"
 
 chmod 0755 "$T"
 wait_log 'level=info msg="re-added 1 lost inotify watch"' 5
 printf 'always defer defer+madvise madvise [never]\n' >"$T/defrag"
-wait_log 'msg="drift on defrag: never, policy wants madvise \(audit mode, not corrected; inotify(; written by [^)]*)?\)"' 5
+wait_event 5 audit_drift knob=defrag observed=never desired=madvise trigger=inotify
 daemon_stop
 [ "$(log_count 'AddressSanitizer|runtime error')" = 0 ] || fail "sanitizer report"
 
@@ -88,7 +88,7 @@ for i in $(seq 40); do : >"$T/noise.$i"; done
 replace "$T/enabled" 'always madvise [never]'
 kill -CONT "$DAEMON_PID"
 wait_log '^level=warn msg="inotify queue overflowed; rechecking every knob"$' 10
-wait_log 'msg="drift on enabled: never, policy wants madvise \(audit mode, not corrected; recheck\)"' 5
+wait_event 5 audit_drift knob=enabled observed=never desired=madvise trigger=recheck
 daemon_stop
 [ "$(log_count 'AddressSanitizer|runtime error')" = 0 ] || fail "sanitizer report"
 echo "PASS: without a watch, and after lost events, the recheck reads a replaced file; the watch comes back"

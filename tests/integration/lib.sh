@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # What the integration tests share beyond tests/lib (which this brings:
-# test.sh, real-sysfs.sh, policy.sh). Source after `set -euo pipefail`.
+# test.sh, real-sysfs.sh, policy.sh, fixture-tree.sh). Source after
+# `set -euo pipefail`.
 #
 #   fixture_copy NAME    a private, writable copy of tests/fixtures/NAME
 #   line_of FILE REGEX   the line number of the one line matching REGEX
@@ -9,6 +10,8 @@
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
 # shellcheck source=../lib/policy.sh
 . "$SRCDIR/tests/lib/policy.sh"
+# shellcheck source=../lib/fixture-tree.sh
+. "$SRCDIR/tests/lib/fixture-tree.sh"
 
 : "${THPGUARDD:?THPGUARDD is not set: run this test through ctest}"
 : "${FIXTURES:?FIXTURES is not set: run this test through ctest}"
@@ -46,13 +49,7 @@ line_of() {
 
 # fx_get ROOT KNOB: the active value of a knob in a fixture copy: the bracketed word, or the number.
 fx_get() {
-        local v
-        v=$(<"$1/kernel/mm/transparent_hugepage/$2")
-        if [[ $v =~ \[([^]]+)\] ]]; then
-                echo "${BASH_REMATCH[1]}"
-        else
-                echo "$v"
-        fi
+        T=$1/kernel/mm/transparent_hugepage tree_get "$2"
 }
 
 # thp_watch_dirs: the real THP directories, one a line (a watch is not recursive).

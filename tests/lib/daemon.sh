@@ -1,20 +1,35 @@
 # shellcheck shell=bash
 # Helpers for tests that run thpguardd in the background (this brings
-# test.sh, real-sysfs.sh and policy.sh). A test on the real sysfs calls
-# real_sysfs_begin: the knobs are put back after the daemon is stopped. The
-# policy is $POLICY; the daemon's stderr goes to $TMP/daemon.log.
+# test.sh, real-sysfs.sh, policy.sh, fixture-tree.sh and events.sh). A test
+# on the real sysfs calls real_sysfs_begin: the knobs are put back after the
+# daemon is stopped; a test on a fixture tree calls fixture_on_tmpfs
+# instead. The policy is $POLICY; the daemon's stderr goes to
+# $TMP/daemon.log.
 
 # shellcheck source=real-sysfs.sh
 . "${SRCDIR:?SRCDIR is not set: run this test through ctest}/tests/lib/real-sysfs.sh"
 # shellcheck source=policy.sh
 . "$SRCDIR/tests/lib/policy.sh"
+# shellcheck source=fixture-tree.sh
+. "$SRCDIR/tests/lib/fixture-tree.sh"
+# shellcheck source=events.sh
+. "$SRCDIR/tests/lib/events.sh"
 
 : "${THPGUARDD:?THPGUARDD is not set: run this test through ctest}"
 POLICY=$TMP/thpguard.conf
 DAEMON_PID=
 
-# daemon_kill: stops a daemon still running (terminate).
+# daemon_kill: stops a daemon still running (terminate). Under a wrapper
+# (strace), the daemon first: a wrapper stopped first may detach and leave
+# it running on its own, enforcing its policy on the machine.
 daemon_kill() {
+        local p
+        [ -n "$DAEMON_PID" ] || return 0
+        if [ "$(cat "/proc/$DAEMON_PID/comm" 2>/dev/null)" != thpguardd ]; then
+                for p in $(pgrep -P "$DAEMON_PID" -x thpguardd || true); do
+                        terminate "$p"
+                done
+        fi
         terminate "$DAEMON_PID"
 }
 on_exit daemon_kill

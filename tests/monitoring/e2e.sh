@@ -121,7 +121,7 @@ api watch "$URL" 60 --seen "$SEEN" ThpguardWriterFight=pending ThpguardWriterFig
         fail "ThpguardWriterFight did not go pending, then firing, during a writer fight"
 api watch "$URL" 60 --seen "$SEEN" ThpguardNodeNotCompliant=pending ThpguardNodeNotCompliant=firing ||
         fail "ThpguardNodeNotCompliant did not go pending, then firing, during a writer fight"
-grep -q 'msg="writer fight on defrag' "$TMP/daemon.log" || fail "the daemon did not log the writer fight"
+has_event writer_fight knob=defrag || fail "the daemon did not log the writer fight"
 echo "   every dashboard expression on the live data:"
 "$PY" "$MT/check-monitoring.py" dashboard "$SRCDIR" "$TMP/dash" >/dev/null
 # No khugepaged while THP is off (another test's state before ours): then that panel has no line.
