@@ -3,8 +3,8 @@
 
 /*
  * A scratch directory for the unit tests that read or write files
- * (tests/unit/metrics.c, tests/unit/metrics-kernel.c). Include it after
- * <cmocka.h>.
+ * (tests/unit/metrics.c, tests/unit/metrics-kernel.c, and tree.h's THP
+ * trees). Include it after <cmocka.h>.
  */
 
 #include <stdio.h>

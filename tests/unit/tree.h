@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scratch-dir.h"
 #include "thpguard/sysfs.h"
 
 #define THP "kernel/mm/transparent_hugepage"
@@ -25,14 +26,7 @@ static inline void path_of(const Tree *t, const char *rel, char *buf, size_t siz
 }
 
 static inline void put(const Tree *t, const char *rel, const char *text) {
-        char p[256];
-        FILE *f;
-
-        path_of(t, rel, p, sizeof(p));
-        f = fopen(p, "we");
-        assert_non_null(f);
-        fputs(text, f);
-        assert_int_equal(fclose(f), 0);
+        write_text(t->root, rel, text);
 }
 
 static inline void make_dir(const Tree *t, const char *rel) {
@@ -80,10 +74,7 @@ static inline Tree *tree_new(const char *name) {
 }
 
 static inline void tree_free(Tree *t) {
-        char cmd[128];
-
         sysfs_free(t->sysfs);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
-        assert_int_equal(system(cmd), 0);
+        remove_tree(t->root);
         free(t);
 }
