@@ -22,5 +22,5 @@ debian_mirror() {
 debian_mirror_said() {
         local m
         m=$(debian_mirror)
-        echo "${m:-debootstrap's default mirror}"
+        echo "${m:-the default mirror of debootstrap}"
 }
