@@ -259,7 +259,12 @@ void daemon_open_writer_events(Daemon *d) {
                           strerror(-d->write_fd), d->write_fd == -EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
                 return;
         }
-        if (d->gate_fd < 0)
+        if (d->gate_fd == -ENOENT) /* the store gave the write group alone */
+                log_plain(
+                    &d->log, LOG_INFO,
+                    "no fanotify open group was passed in (thpguard-writer-groups said why): writers are "
+                    "looked up after their write, and one that exits at once is named by pid only");
+        else if (d->gate_fd < 0)
                 log_plain(&d->log, LOG_INFO,
                           "the kernel has no fanotify permission events (%s): writers are looked up after "
                           "their write, and one that exits at once is named by pid only",

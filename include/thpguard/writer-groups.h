@@ -36,8 +36,9 @@ int writer_groups_store(WriterGroups *ret);
  * For the daemon, before anything else takes LISTEN_FDS: the groups the
  * store handed over, each checked to be a fanotify group and cleared of
  * marks, then removed from the store. Any other passed fd is closed.
- * 1 if the store gave at least the write group, 0 if it gave none (the
- * caller opens its own), -errno on failure.
+ * 1 if the store gave at least the write group (a group it did not give
+ * is -ENOENT), 0 if it gave none (the caller opens its own), -errno on
+ * failure.
  */
 int writer_groups_take_stored(WriterGroups *ret);
 
