@@ -17,31 +17,30 @@ void writer_groups_open(WriterGroups *ret) {
         ret->open_fd = ret->write_fd < 0 ? ret->write_fd : writer_events_open_gate();
 }
 
-static int store(int fd, const char *name) {
+/* Sends fd to the service manager's store under name, and closes our copy either way. */
+static int store_and_close(int fd, const char *name) {
         char msg[128];
         int r;
 
         snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=%s", name);
         r = sd_pid_notify_with_fds(0, 0, msg, &fd, 1);
+        close(fd);
         /* 0: no NOTIFY_SOCKET, so nobody would keep it. */
         return r < 0 ? r : r == 0 ? -ENOTCONN : 0;
 }
 
 int writer_groups_store(WriterGroups *ret) {
         WriterGroups g;
-        int r = 0;
 
         writer_groups_open(&g);
-        if (g.write_fd >= 0) {
-                r = store(g.write_fd, WRITER_GROUP_FDNAME_WRITE);
-                close(g.write_fd);
-                g.write_fd = r;
-        }
-        if (g.open_fd >= 0 && r == 0) {
-                r = store(g.open_fd, WRITER_GROUP_FDNAME_OPEN);
+        if (g.write_fd >= 0)
+                g.write_fd = store_and_close(g.write_fd, WRITER_GROUP_FDNAME_WRITE);
+        /* The open group alone is of no use to the daemon (writer_groups_take_stored()). */
+        if (g.open_fd >= 0 && g.write_fd < 0) {
                 close(g.open_fd);
-                g.open_fd = r;
-        }
+                g.open_fd = g.write_fd;
+        } else if (g.open_fd >= 0)
+                g.open_fd = store_and_close(g.open_fd, WRITER_GROUP_FDNAME_OPEN);
         *ret = g;
         return g.write_fd < 0 ? g.write_fd : g.open_fd < 0 ? g.open_fd : 0;
 }

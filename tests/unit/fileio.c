@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "scratch-dir.h"
+
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
@@ -31,17 +33,6 @@ typedef struct Tree {
         int fd;
         bool have_device;
 } Tree;
-
-static void put(const char *dir, const char *rel, const char *text) {
-        char path[256];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s/%s", dir, rel);
-        f = fopen(path, "we");
-        assert_non_null(f);
-        fputs(text, f);
-        assert_int_equal(fclose(f), 0);
-}
 
 static void at(const char *dir, const char *rel, char *buf, size_t size) {
         snprintf(buf, size, "%s/%s", dir, rel);
@@ -75,9 +66,9 @@ static int setup(void **state) {
         assert_int_equal(mkdir(p, 0755), 0);
         at(t->dir, "outside", p, sizeof(p));
         assert_int_equal(mkdir(p, 0755), 0);
-        put(t->dir, "kernel/mm/thp/enabled", "madvise");
-        put(t->dir, "kernel/mm/thp/khugepaged/defrag", "1");
-        put(t->dir, "outside/secret", "secret");
+        write_text(t->dir, "kernel/mm/thp/enabled", "madvise");
+        write_text(t->dir, "kernel/mm/thp/khugepaged/defrag", "1");
+        write_text(t->dir, "outside/secret", "secret");
         at(t->dir, "kernel/mm/thp/link", p, sizeof(p));
         assert_int_equal(symlink("khugepaged/defrag", p), 0);
         at(t->dir, "kernel/mm/thp/linkdir", p, sizeof(p));
