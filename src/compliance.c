@@ -43,7 +43,9 @@ static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t
                          k->spec->type == KNOB_CHOICE ? "choice" : "numeric");
                 return;
         }
-        snprintf(st->actual, sizeof(st->actual), "%s", v.active);
+        /* Same size, and terminated: no printf machinery on the way to a correction. */
+        _Static_assert(sizeof(st->actual) == sizeof(v.active), "KnobStatus.actual holds a KnobValue's word");
+        memcpy(st->actual, v.active, sizeof(st->actual));
 
         if (k->spec->type == KNOB_CHOICE && !knob_value_offers(&v, k->desired)) {
                 knob_value_offered_string(&v, offered, sizeof(offered));
