@@ -8,6 +8,8 @@
  * back, to install a policy and check the knobs under it),
  * daemon-metrics.c (the metrics file, its rate limit, and the post source
  * that brings it and the feature file up to date after every dispatch),
+ * daemon-corrector.c (the thread that corrects a knob the moment inotify
+ * says it drifted; the loop writes the records),
  * daemon-nfd.c (the node-feature-discovery feature file),
  * daemon-writers.c (who wrote a knob: fanotify, the writer gate, /proc)
  * and daemon-sandbox.c (what the daemon may touch once confined). Not for
@@ -15,6 +17,8 @@
  */
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
@@ -28,6 +32,7 @@
 #include "thpguard/metrics.h"
 #include "thpguard/nfd-features.h"
 #include "thpguard/policy.h"
+#include "thpguard/ratelimit.h"
 #include "thpguard/sandbox.h"
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
@@ -73,6 +78,12 @@ typedef struct TrackedKnob {
         PendingRecord pending;
         bool record_pending;
         WriterTallies writes;
+
+        /* The corrector's (daemon-corrector.c), under Daemon.lock. */
+        bool corrector_event;       /* named by the batch being decoded */
+        bool corrector_has_outcome; /* corrector_outcome waits for the loop */
+        bool corrector_recheck;     /* an event came while it waited: the loop checks the knob */
+        EnforceOutcome corrector_outcome;
 } TrackedKnob;
 
 struct Daemon {
@@ -95,8 +106,24 @@ struct Daemon {
 
         Watches *watches;
         FileWatch *config_watch; /* the policy file's */
-        sd_event_source *thp_source, *config_source;
-        EventRateLimit thp_ratelimit;
+        sd_event_source *config_source;
+
+        /*
+         * The corrector thread (daemon-corrector.c). lock guards everything
+         * here that it touches: the policy, the knobs, the watches and the
+         * fields below. The loop holds it whenever it dispatches.
+         */
+        pthread_mutex_t lock;
+        pthread_t corrector_thread;
+        bool corrector_running;
+        atomic_bool corrector_stop;        /* the thread is to return */
+        int corrector_fd;                  /* eventfd: the thread has outcomes for the loop */
+        sd_event_source *corrector_source; /* the loop's end of it */
+        RateLimit corrector_ratelimit;     /* the thread's wakeups; its burst lowered in a fight */
+        atomic_bool corrector_busy;        /* the thread holds events it has not decoded yet */
+        bool corrector_overflow;           /* the queue overflowed: the loop checks every knob */
+        char corrector_lost_dir[PATH_MAX]; /* a directory whose watch is gone: the loop says so */
+        int corrector_error;               /* read() failed: the loop stops the daemon */
         sd_event_source *recheck_timer, *reload_timer, *backoff_timer;
         sd_event_source *sigterm, *sigint, *sighup;
         bool watch_lost_logged;
@@ -120,6 +147,12 @@ struct Daemon {
         int gate_fd;      /* the open group: opened by daemon_new() while it may, taken by the gate in
                              daemon_start() */
         WriterGate *gate; /* NULL: none, or it was lost */
+        /*
+         * The gate's notice of each foreign open (writer_gate_new()), read
+         * by the corrector thread; -1: none. Both ends stay open while the
+         * daemon lives, so a lost gate leaves a pipe that is merely quiet.
+         */
+        int open_notice_fd, open_notice_write_fd;
         WriterGateCounters gate_counters; /* a lost gate's last */
         bool gate_lost;
         sd_event_source *gate_exit_source, *gate_timer;
@@ -130,6 +163,17 @@ struct Daemon {
 
         SandboxResult sandbox; /* what daemon-sandbox.c applied */
 };
+
+/* daemon-corrector.c */
+int daemon_corrector_start(Daemon *d);
+void daemon_corrector_stop(Daemon *d);
+/* Phase one of every check: knob i corrected (or audited); false, and nothing read, in a fight's backoff. */
+bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret);
+/* The same, whatever the backoff says: a fight's window closing. */
+void daemon_enforce_knob(Daemon *d, size_t i, EnforceOutcome *ret);
+/* Under the lock: the thread's outcome for knob i, if one waits; *ret_recheck if the loop must look itself.
+ */
+bool daemon_corrector_take(Daemon *d, size_t i, EnforceOutcome *ret_outcome, bool *ret_recheck);
 
 /* daemon.c (and daemon.h) */
 unsigned daemon_check_all(Daemon *d, Trigger t);

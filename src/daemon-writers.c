@@ -272,12 +272,17 @@ void daemon_open_writer_events(Daemon *d) {
 }
 
 int daemon_setup_writer_gate(Daemon *d) {
-        int r;
+        int notice[2], r;
 
         if (d->gate_fd < 0)
                 return 0;
+        /* Its notice of each foreign open, for the corrector thread (writer-gate.h says why). */
+        if (pipe2(notice, O_CLOEXEC | O_NONBLOCK) < 0)
+                notice[0] = notice[1] = -1; /* attribution works without: the correction is as fast as off */
+        d->open_notice_fd = notice[0];
+        d->open_notice_write_fd = notice[1];
         /* After the capabilities are gone: the gate inherits ours. */
-        r = writer_gate_new(d->gate_fd, d->proc_root, d->self_pid, &d->gate);
+        r = writer_gate_new(d->gate_fd, notice[1], d->proc_root, d->self_pid, &d->gate);
         d->gate_fd = -1; /* the gate's, even on failure */
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot start the writer gate");
@@ -302,5 +307,9 @@ void daemon_writers_free(Daemon *d) {
                 close(d->gate_fd);
         if (d->write_fd >= 0)
                 close(d->write_fd);
-        d->gate_fd = d->write_fd = -1;
+        if (d->open_notice_fd >= 0)
+                close(d->open_notice_fd);
+        if (d->open_notice_write_fd >= 0)
+                close(d->open_notice_write_fd);
+        d->gate_fd = d->write_fd = d->open_notice_fd = d->open_notice_write_fd = -1;
 }

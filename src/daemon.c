@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
@@ -27,18 +28,18 @@
 #include "thpguard/priority.h"
 
 /*
- * A writer looping flat out raises IN_MODIFY as fast as it writes. Past this
- * rate sd-event pauses the inotify source and the kernel coalesces the
- * queued events, so the loop stays cheap; drift is still seen.
+ * The corrector thread's wakeups (daemon-corrector.c): a writer looping flat
+ * out raises IN_MODIFY as fast as it writes; past this rate the thread
+ * sleeps out the second and the kernel coalesces the queued events.
  */
-#define INOTIFY_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
-#define INOTIFY_RATELIMIT_BURST         5000
+#define CORRECTOR_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
+#define CORRECTOR_RATELIMIT_BURST         5000
 /*
  * While a fight is on, the knob in backoff is not even read, so each event
  * is pure overhead: a flat-out writer would wake us thousands of times a
  * second. Other knobs' drift may then wait up to the rest of the second.
  */
-#define INOTIFY_RATELIMIT_BURST_FIGHT 50
+#define CORRECTOR_RATELIMIT_BURST_FIGHT 50
 
 static void tracked_knobs_free(TrackedKnob *k, size_t n) {
         for (size_t i = 0; k && i < n; i++) {
@@ -185,26 +186,6 @@ static void log_fight_begins(Daemon *d, size_t i, const char *foreign, const Wri
                   "backing off%s%s%s",
                   k->path, foreign, d->fight_config.threshold, d->policy->fight_window_sec, w ? " (" : "",
                   cause, w ? ")" : "");
-}
-
-/* The correction of one knob, without its record. */
-static void enforce_one(Daemon *d, size_t i, EnforceOutcome *ret) {
-        enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->policy->mode, ret);
-        /*
-         * Our write woke whoever waits on the knob, most likely onto this
-         * CPU: let them see the fix before we go on. Returns at once if
-         * nothing waits.
-         */
-        if (ret->written)
-                sched_yield();
-}
-
-/* In a fight's backoff a trigger does not even read the knob. */
-static bool in_backoff(Daemon *d, size_t i) {
-        if (!fight_in_backoff(&d->knobs[i].fight))
-                return false;
-        fight_note_suppressed(&d->knobs[i].fight);
-        return true;
 }
 
 /* A record, and the fight it starts, naming the writer w (NULL: unknown). */
@@ -392,15 +373,18 @@ static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const Enfor
 static unsigned check_knobs(Daemon *d, const bool *which, Trigger t) {
         size_t n = d->policy->n_knobs;
         EnforceOutcome o[n + 1];
-        bool checked[n + 1];
+        bool checked[n + 1], wrote = false;
         uint64_t now = event_now(d->event, CLOCK_MONOTONIC);
         unsigned corrected = 0;
 
         for (size_t i = 0; i < n; i++) {
-                checked[i] = (!which || which[i]) && !in_backoff(d, i);
-                if (checked[i])
-                        enforce_one(d, i, &o[i]);
+                checked[i] = (!which || which[i]) && daemon_correct_knob(d, i, &o[i]);
+                wrote |= checked[i] && o[i].written;
         }
+        /* Our write woke whoever waits on the knob, most likely onto this CPU: let them see the fix first.
+         */
+        if (wrote)
+                sched_yield();
         for (size_t i = 0; i < n; i++)
                 if (checked[i])
                         corrected += report_one(d, i, t, now, &o[i]);
@@ -418,10 +402,8 @@ static void arm_backoff_timer(Daemon *d) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
                 if (d->knobs[i].fight.active && d->knobs[i].fight.until_usec < next)
                         next = d->knobs[i].fight.until_usec;
-        if (d->thp_source)
-                event_ratelimit_set_burst(&d->thp_ratelimit, next == UINT64_MAX
-                                                                 ? INOTIFY_RATELIMIT_BURST
-                                                                 : INOTIFY_RATELIMIT_BURST_FIGHT);
+        d->corrector_ratelimit.burst =
+            next == UINT64_MAX ? CORRECTOR_RATELIMIT_BURST : CORRECTOR_RATELIMIT_BURST_FIGHT;
         if (next == UINT64_MAX) {
                 (void)sd_event_source_set_enabled(d->backoff_timer,
                                                   SD_EVENT_OFF); /* cannot fail on a live source */
@@ -461,7 +443,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                           "off %" PRIu64 "s",
                           k->path, suppressed, rt->fight.backoff_usec / USEC_PER_SEC);
                 /* Correct once at the window's end; the next window has already begun. */
-                enforce_one(d, i, &o);
+                daemon_enforce_knob(d, i, &o);
                 report_one(d, i, TRIGGER_RECHECK, now, &o);
         }
         arm_backoff_timer(d);
@@ -529,7 +511,7 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
                 close_stale_handles(d);
         /* Looked at before our own corrections raise IN_MODIFY on the watch. */
         if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged)
-                all_watched_and_quiet = watches_quiet(d->watches);
+                all_watched_and_quiet = watches_quiet(d->watches) && !atomic_load(&d->corrector_busy);
         if (daemon_check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
                 warn_unseen_drift(d);
         rearm_recheck(d);
@@ -538,77 +520,53 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void close_dir_handles(Daemon *d, const char *rel) {
-        for (size_t i = 0; i < d->policy->n_knobs; i++) {
-                const char *name;
+/*
+ * The corrector thread's outcomes (daemon-corrector.c), under the lock: its
+ * records, and whatever it left to the loop. Every knob it named was
+ * corrected before this runs; the records are written here.
+ */
+static void take_corrections(Daemon *d) {
+        size_t n = d->policy->n_knobs;
+        EnforceOutcome o[n + 1];
+        bool recheck[n + 1], any_recheck = false;
+        uint64_t now = event_now(d->event, CLOCK_MONOTONIC);
 
-                if (knob_in_dir(d->policy->knobs[i].path, rel, &name))
-                        sysfs_handle_close(&d->knobs[i].file);
+        for (size_t i = 0; i < n; i++) {
+                if (daemon_corrector_take(d, i, &o[i], &recheck[i]))
+                        report_one(d, i, TRIGGER_INOTIFY, now, &o[i]);
+                any_recheck |= recheck[i];
         }
-}
-
-/* Marks the knobs one event on a directory of ours concerns as pending. */
-static void note_thp_event(Daemon *d, const WatchEvent *ev, bool *pending) {
-        if (ev->lost) {
-                /* The directory went away (or was unmounted): the recheck re-adds it. */
-                close_dir_handles(d, ev->dir);
-                if (!d->watch_lost_logged)
-                        log_plain(
-                            &d->log, LOG_WARNING,
-                            "lost the inotify watch on %s/%s; relying on the %us recheck until it can be "
-                            "re-added",
-                            d->sysfs->thp_dir, ev->dir, d->policy->recheck_interval_sec);
+        if (d->corrector_lost_dir[0] && !d->watch_lost_logged) {
+                log_plain(
+                    &d->log, LOG_WARNING,
+                    "lost the inotify watch on %s/%s; relying on the %us recheck until it can be re-added",
+                    d->sysfs->thp_dir, d->corrector_lost_dir, d->policy->recheck_interval_sec);
                 d->watch_lost_logged = true;
-                return;
         }
-        for (size_t i = 0; i < d->policy->n_knobs; i++) {
-                const char *name;
-
-                if (!knob_in_dir(d->policy->knobs[i].path, ev->dir, &name) ||
-                    (ev->name && strcmp(ev->name, name) != 0))
-                        continue;
-                /* A file that came or went is a new inode: read it by path again. */
-                if (ev->replaced)
-                        sysfs_handle_close(&d->knobs[i].file);
-                pending[i] = true;
-        }
-}
-
-static int on_thp_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
-        Daemon *d = userdata;
-        bool pending[d->policy->n_knobs + 1], overflow = false;
-        size_t offset = 0;
-        WatchEvent ev;
-        ssize_t n;
-
-        if (event_ratelimit_over(&d->thp_ratelimit))
-                return 0;
-        memset(pending, 0, sizeof(pending));
-        /*
-         * One read per wakeup, not a read until EAGAIN: the source is
-         * level-triggered, so whatever is left wakes us again at once, and a
-         * drift costs one syscall less before the correction.
-         */
-        do
-                n = read(fd, buf, sizeof(buf));
-        while (n < 0 && errno == EINTR);
-        while (n > 0 && watches_next(d->watches, buf, (size_t)n, &offset, &ev) > 0) {
-                overflow |= ev.overflow;
-                if (ev.dir)
-                        note_thp_event(d, &ev, pending);
-        }
-
-        if (overflow) {
+        d->corrector_lost_dir[0] = '\0';
+        if (d->corrector_overflow) {
+                d->corrector_overflow = false;
                 log_plain(&d->log, LOG_WARNING, "inotify queue overflowed; rechecking every knob");
                 d->rechecks++;
                 /* The lost events may have said that a file was replaced. */
                 close_stale_handles(d);
                 daemon_check_all(d, TRIGGER_RECHECK);
                 d->metrics_dirty = true;
-                return 0;
+        } else if (any_recheck)
+                check_knobs(d, recheck, TRIGGER_INOTIFY);
+}
+
+static int on_corrector(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Daemon *d = userdata;
+        uint64_t wakeups;
+
+        (void)!read(fd, &wakeups, sizeof(wakeups)); /* an eventfd: one read takes them all */
+        if (d->corrector_error < 0) {
+                log_error_errno(&d->log, d->corrector_error,
+                                "cannot read the knob directories' watch; exiting");
+                return sd_event_exit(d->event, EXIT_FAILURE);
         }
-        check_knobs(d, pending, TRIGGER_INOTIFY);
+        take_corrections(d);
         return 0;
 }
 
@@ -618,9 +576,11 @@ int daemon_install_policy(Daemon *d, Policy *p) {
         TrackedKnob *k = NULL;
         int r;
 
-        /* The records of the policy going out are written under it. */
-        if (d->knobs)
+        /* The records of the policy going out are written under it, the corrector thread's too. */
+        if (d->knobs) {
+                take_corrections(d);
                 flush_records(d, true);
+        }
         r = tracked_knobs_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
@@ -669,18 +629,19 @@ static int setup_exit_signals(Daemon *d) {
         return 0;
 }
 
+/* The loop's end of the corrector thread, which daemon_start() starts last. */
 static int setup_knob_watch(Daemon *d) {
         int r;
 
-        r = sd_event_add_io(d->event, &d->thp_source, watches_fd(d->watches), EPOLLIN, on_thp_inotify, d);
+        d->corrector_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (d->corrector_fd < 0)
+                return log_error_errno(&d->log, -errno, "cannot create the corrector's eventfd");
+        r = sd_event_add_io(d->event, &d->corrector_source, d->corrector_fd, EPOLLIN, on_corrector, d);
         if (r < 0)
-                return log_error_errno(&d->log, r,
-                                       "cannot add the knob directories' watch to the event loop");
-        (void)sd_event_source_set_description(d->thp_source, "knob-inotify");
-        r = event_ratelimit_init(&d->thp_ratelimit, d->thp_source, INOTIFY_RATELIMIT_INTERVAL_USEC,
-                                 INOTIFY_RATELIMIT_BURST);
-        if (r < 0)
-                return log_error_errno(&d->log, r, "cannot rate-limit the knob directories' watch");
+                return log_error_errno(&d->log, r, "cannot add the corrector's eventfd to the event loop");
+        (void)sd_event_source_set_description(d->corrector_source, "knob-corrections");
+        d->corrector_ratelimit =
+            RATELIMIT_INIT(CORRECTOR_RATELIMIT_INTERVAL_USEC, CORRECTOR_RATELIMIT_BURST);
         return 0;
 }
 
@@ -711,12 +672,14 @@ static int setup_backoff_timer(Daemon *d) {
 Daemon *daemon_free(Daemon *d) {
         if (!d)
                 return NULL;
+        daemon_corrector_stop(d); /* first: it touches most of what follows */
         daemon_writers_free(d);
         event_source_disable_unref(d->late_write_source);
         event_source_disable_unref(d->late_write_timer);
         nfd_file_free(d->nfd);
-        event_ratelimit_done(&d->thp_ratelimit);
-        event_source_disable_unref(d->thp_source);
+        event_source_disable_unref(d->corrector_source);
+        if (d->corrector_fd >= 0)
+                close(d->corrector_fd);
         event_source_disable_unref(d->config_source);
         event_source_disable_unref(d->recheck_timer);
         event_source_disable_unref(d->reload_timer);
@@ -732,6 +695,7 @@ Daemon *daemon_free(Daemon *d) {
         tracked_knobs_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
         policy_free(d->policy);
         sysfs_free(d->sysfs);
+        pthread_mutex_destroy(&d->lock);
         free(d);
         return NULL;
 }
@@ -765,7 +729,10 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                 return log_error_errno(log, -ENOMEM, "cannot allocate the daemon");
         d->options = o;
         d->log = *log;
-        d->write_fd = d->gate_fd = -1;
+        d->write_fd = d->gate_fd = d->corrector_fd = d->open_notice_fd = d->open_notice_write_fd = -1;
+        r = pthread_mutex_init(&d->lock, NULL);
+        if (r > 0)
+                return log_error_errno(log, -r, "cannot create the daemon's lock");
 
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
@@ -847,16 +814,47 @@ int daemon_start(Daemon *d) {
                   d->policy->mode == POLICY_MODE_AUDIT ? "drifted" : "corrected");
         d->metrics_dirty = true;
         daemon_metrics_update(d);
+        /* Last: from here on the knob state is shared. Drift queued meanwhile waits in the watch. */
+        r = daemon_corrector_start(d);
+        if (r < 0)
+                return log_error_errno(&d->log, r,
+                                       "cannot start the corrector thread on the knob directories' watch");
         daemon_notify_status(d, "READY=1\n", corrected, "startup");
         return 0;
+}
+
+/*
+ * sd_event_loop(), but each dispatch under the lock the corrector thread
+ * shares (daemon-corrector.c); the wait is without it.
+ */
+static int run_event_loop(Daemon *d) {
+        int r, code;
+
+        while (sd_event_get_state(d->event) != SD_EVENT_FINISHED) {
+                r = sd_event_prepare(d->event);
+                if (r == 0)
+                        r = sd_event_wait(d->event, UINT64_MAX);
+                if (r > 0) {
+                        pthread_mutex_lock(&d->lock);
+                        r = sd_event_dispatch(d->event);
+                        pthread_mutex_unlock(&d->lock);
+                }
+                if (r < 0)
+                        return r;
+        }
+        r = sd_event_get_exit_code(d->event, &code);
+        return r < 0 ? r : code;
 }
 
 int daemon_loop(Daemon *d) {
         int r;
 
-        r = sd_event_loop(d->event);
+        r = run_event_loop(d);
         if (r < 0)
                 log_error_errno(&d->log, r, "the event loop failed");
+        /* What the thread corrected last is recorded too. */
+        daemon_corrector_stop(d);
+        take_corrections(d);
         flush_records(d, true);
         /* A clean stop leaves thpguard_up 0 in the metrics, and the knobs as they are. */
         d->stopped = true;

@@ -82,6 +82,7 @@ typedef struct CmdlineReader {
 
 typedef struct Gate {
         int group_fd, proc_rootfd;
+        int notice_fd; /* writer_gate_new()'s: a byte per foreign open, before it goes on; -1: none */
         pid_t daemon_pid, self_pid;
         GateShared *shared;
         pthread_mutex_t slots_lock; /* the slots have two writers: the gate and its reader */
@@ -288,6 +289,9 @@ static void answer_batch(Gate *g, const char *buf, size_t len) {
                 if (ev.permission && ev.pid != g->daemon_pid && ev.pid != g->self_pid && ev.pid > 0) {
                         note_open(g, ev.fd, now);
                         look_up(g, ev.pid);
+                        /* Never blocks: a full pipe has told the daemon already. */
+                        if (g->notice_fd >= 0)
+                                (void)!write(g->notice_fd, "o", 1);
                 }
                 if (ev.permission) {
                         (void)writer_events_allow(g->group_fd, ev.fd);
@@ -297,19 +301,19 @@ static void answer_batch(Gate *g, const char *buf, size_t len) {
         }
 }
 
-/* Every fd but the group, the exit pipe and stderr is the daemon's: none is ours to keep. */
-static void close_other_fds(int keep1, int keep2) {
+/* Every fd but the group, the two pipes and stderr is the daemon's: none is ours to keep. */
+static void close_other_fds(int keep1, int keep2, int keep3) {
         int max = (int)sysconf(_SC_OPEN_MAX);
 
         if (max < 0 || max > 65536)
                 max = 65536;
         for (int fd = 3; fd < max; fd++)
-                if (fd != keep1 && fd != keep2)
+                if (fd != keep1 && fd != keep2 && fd != keep3)
                         (void)close(fd);
 }
 
-_Noreturn static void gate_main(int group_fd, int exit_fd, const char *proc_root, pid_t daemon_pid,
-                                GateShared *shared) {
+_Noreturn static void gate_main(int group_fd, int exit_fd, int notice_fd, const char *proc_root,
+                                pid_t daemon_pid, GateShared *shared) {
         SandboxResult confined;
         Gate g = {};
         pthread_t reader;
@@ -321,12 +325,13 @@ _Noreturn static void gate_main(int group_fd, int exit_fd, const char *proc_root
         /* Out of the daemon's process group: Ctrl-Z on a foreground thpguardd does not stop the gate. */
         (void)setpgid(0, 0);
         (void)prctl(PR_SET_NAME, "thpguardd-gate");
-        close_other_fds(group_fd, exit_fd);
+        close_other_fds(group_fd, exit_fd, notice_fd);
         /* The daemon's Landlock domain is ours already; its system-call filter comes after us, so install
          * ours. */
         (void)sandbox_seccomp(0, &confined);
 
         g.group_fd = group_fd;
+        g.notice_fd = notice_fd;
         g.daemon_pid = daemon_pid;
         g.self_pid = getpid();
         g.shared = shared;
@@ -368,7 +373,7 @@ _Noreturn static void gate_main(int group_fd, int exit_fd, const char *proc_root
 
 /* ---- The daemon's side -------------------------------------------------- */
 
-int writer_gate_new(int group_fd, const char *proc_root, pid_t daemon_pid, WriterGate **ret) {
+int writer_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid, WriterGate **ret) {
         _cleanup_(writer_gate_freep) WriterGate *g = NULL;
         int pipefd[2];
 
@@ -396,7 +401,7 @@ int writer_gate_new(int group_fd, const char *proc_root, pid_t daemon_pid, Write
         }
         if (g->pid == 0) {
                 close(pipefd[0]);
-                gate_main(group_fd, pipefd[1], proc_root, daemon_pid, g->shared);
+                gate_main(group_fd, pipefd[1], notice_fd, proc_root, daemon_pid, g->shared);
         }
         close(pipefd[1]);
         g->exit_fd = pipefd[0];

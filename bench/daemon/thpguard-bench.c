@@ -423,6 +423,36 @@ static int last_cpu(pid_t pid) {
 }
 
 /*
+ * The task that corrects: thpguardd's corrector thread (named
+ * thpguardd-corr), or pid itself for a single-threaded corrector.
+ */
+static pid_t corrector_task(pid_t pid) {
+        char path[64], comm[32];
+        pid_t found = pid;
+        struct dirent *e;
+        DIR *tasks;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+        tasks = opendir(path);
+        while (tasks && (e = readdir(tasks))) {
+                int tid = atoi(e->d_name);
+                FILE *f;
+
+                if (tid <= 0)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, tid);
+                f = fopen(path, "r");
+                if (f && fgets(comm, sizeof(comm), f) && strcmp(comm, "thpguardd-corr\n") == 0)
+                        found = (pid_t)tid;
+                if (f)
+                        fclose(f);
+        }
+        if (tasks)
+                closedir(tasks);
+        return found;
+}
+
+/*
  * Where the corrector ran: on the CPU the foreign write was made from (so
  * it waited for this program to block, and woke us on its own CPU), or on
  * the other one (woken there by an IPI, maybe from idle). The two take
@@ -595,8 +625,8 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                         drifts(path, foreign, desired, WARMUP, gap_usec, warm, warm_ret, NULL, pid, NULL);
                         drifts(path, foreign, desired, per_round, gap_usec, lat[c] + r * per_round,
                                lat_ret[c] + r * per_round, lat_open[c] + r * per_round, pid, NULL);
-                        drifts(path, foreign, desired, PLACED, gap_usec, placed, placed_ret, NULL, pid,
-                               &where[c]);
+                        drifts(path, foreign, desired, PLACED, gap_usec, placed, placed_ret, NULL,
+                               corrector_task(pid), &where[c]);
                         stop_daemon(pid);
                 }
         for (int c = 0; c < N_CORRECTORS; c++) {

@@ -49,26 +49,3 @@ sd_event_source *event_source_disable_unref(sd_event_source *s);
  */
 int event_add_signal(sd_event *e, sd_event_source **ret, int sig, sd_event_signal_handler_t callback,
                      void *userdata);
-
-/*
- * At most `burst` dispatches of one source per `interval_usec`; past that
- * the source sleeps until the interval ends, and whatever queued up for it
- * (inotify events) is coalesced by the kernel meanwhile. With libsystemd
- * 248 this is sd_event_source_set_ratelimit(). Before, the source is
- * switched off and a timer switches it on again: the handler calls
- * event_ratelimit_over() first and returns at once when it says true.
- */
-typedef struct EventRateLimit {
-        sd_event_source *source;
-        sd_event_source *resume_timer; /* fallback only */
-        uint64_t interval_usec;
-        unsigned burst;
-        uint64_t window_start_usec; /* fallback only: CLOCK_MONOTONIC */
-        unsigned dispatched;        /* fallback only: in this window */
-} EventRateLimit;
-
-int event_ratelimit_init(EventRateLimit *rl, sd_event_source *source, uint64_t interval_usec,
-                         unsigned burst);
-int event_ratelimit_set_burst(EventRateLimit *rl, unsigned burst);
-bool event_ratelimit_over(EventRateLimit *rl);
-void event_ratelimit_done(EventRateLimit *rl);

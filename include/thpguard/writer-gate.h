@@ -53,8 +53,16 @@ typedef enum WriterGateHealth {
  * Starts the gate on group_fd (the open group; the gate owns it from here
  * on, on failure too). Opens by daemon_pid, ours, are let through unlooked.
  * Call it with no other thread running: it forks.
+ *
+ * notice_fd (or -1) is the write end of a non-blocking pipe, which the
+ * caller keeps: for each open by another process, the gate writes a byte
+ * to it before it lets the open go on. The opener is about to write, and
+ * the gate runs on its CPU while it waits: a pipe wakes its reader as a
+ * synchronous wakeup, which the scheduler places on the waker's CPU when
+ * the waker is alone there, so the reader is next to the writer, and warm,
+ * when the write comes (daemon-corrector.c).
  */
-int writer_gate_new(int group_fd, const char *proc_root, pid_t daemon_pid, WriterGate **ret);
+int writer_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid, WriterGate **ret);
 
 /* Kills the gate and closes the group, so no open is held. */
 WriterGate *writer_gate_free(WriterGate *g);

@@ -9,83 +9,11 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "thpguard/event-util.h"
 #include "thpguard/macro.h"
-
-typedef struct Counter {
-        EventRateLimit rl;
-        unsigned dispatched;
-} Counter;
-
-static int on_ready(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Counter *c = userdata;
-
-        if (event_ratelimit_over(&c->rl))
-                return 0;
-        c->dispatched++;
-        return 0; /* never drained: the fd stays readable, like a flat-out writer's inotify queue */
-}
-
-static int on_exit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        return sd_event_exit(sd_event_source_get_event(s), 0);
-}
-
-/* Runs a loop with an always-readable source for run_usec; returns how many times it was dispatched. */
-static unsigned run_ratelimited(uint64_t interval, unsigned burst, uint64_t run_usec,
-                                uint64_t *ret_elapsed) {
-        sd_event *e = NULL;
-        sd_event_source *io = NULL, *stop = NULL;
-        Counter c = {};
-        uint64_t start;
-        int fd;
-
-        fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
-        assert_true(fd >= 0);
-        assert_int_equal(sd_event_new(&e), 0);
-        assert_int_equal(sd_event_add_io(e, &io, fd, EPOLLIN, on_ready, &c), 0);
-        assert_int_equal(event_ratelimit_init(&c.rl, io, interval, burst), 0);
-        assert_int_equal(
-            event_add_time_relative(e, &stop, CLOCK_MONOTONIC, run_usec, 1, on_exit_timer, NULL), 0);
-        start = now_usec(CLOCK_MONOTONIC);
-        assert_int_equal(sd_event_loop(e), 0);
-        *ret_elapsed = now_usec(CLOCK_MONOTONIC) - start;
-        event_ratelimit_done(&c.rl);
-        event_source_disable_unref(io);
-        event_source_disable_unref(stop);
-        sd_event_unref(e);
-        close(fd);
-        return c.dispatched;
-}
-
-static void test_ratelimit_holds_within_interval(void **state) {
-        uint64_t elapsed;
-        unsigned n;
-
-        /* A 60 s interval never ends during the 0.3 s run: exactly the burst gets through. */
-        n = run_ratelimited(60 * USEC_PER_SEC, 5, 300 * USEC_PER_MSEC, &elapsed);
-        print_message("dispatched %u times in %" PRIu64 " us with burst 5 per 60 s\n", n, elapsed);
-        assert_int_equal(n, 5);
-}
-
-static void test_ratelimit_resumes_after_interval(void **state) {
-        const uint64_t interval = 100 * USEC_PER_MSEC;
-        const unsigned burst = 3;
-        uint64_t elapsed, windows;
-        unsigned n;
-
-        n = run_ratelimited(interval, burst, 550 * USEC_PER_MSEC, &elapsed);
-        windows = elapsed / interval + 1;
-        print_message("dispatched %u times in %" PRIu64 " us (%" PRIu64 " windows of 100 ms, burst 3)\n", n,
-                      elapsed, windows);
-        /* It came back after the first window, and never exceeded the burst in any window. */
-        assert_true(n > burst);
-        assert_true(n <= burst * windows);
-}
 
 static int on_time(sd_event_source *s, uint64_t usec, void *userdata) {
         uint64_t *fired = userdata;
@@ -178,8 +106,6 @@ static void test_arm_timer(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_arm_timer),
-                cmocka_unit_test(test_ratelimit_holds_within_interval),
-                cmocka_unit_test(test_ratelimit_resumes_after_interval),
                 cmocka_unit_test(test_relative_timers_wait_at_least),
                 cmocka_unit_test(test_signal_is_blocked_and_delivered),
         };

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The corrector: a thread that blocks in read() on the knob directories'
+ * inotify watch and corrects a drifted knob the moment the event is in,
+ * before the loop hears of it. The loop (daemon.c) then writes the records,
+ * counts fights and looks writers up, from the outcomes kept here.
+ *
+ * Why a thread of its own and not the loop's inotify source: an isolated
+ * drift finds the CPUs idle, and what costs then is every instruction and
+ * cache line between the wakeup and the write. A thread asleep in read() is
+ * woken by the inotify queue itself and runs a few hundred lines of hot
+ * code to the pwrite(); the loop would first return from epoll_wait(), go
+ * through sd-event's dispatch and read the queue in a second syscall. The
+ * loop is told only after the correction, once whoever our write woke has
+ * had the CPU (sched_yield()), so its wakeup never delays the fix or the
+ * observer of it. bench/README.md has the figures.
+ *
+ * The thread and the loop share the knob state under d->lock, which the
+ * loop holds whenever it dispatches (daemon_loop()); the thread holds it
+ * only to decode a batch of events and correct, never while it sleeps.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-internal.h"
+#include "thpguard/knob.h"
+
+/* A file unlinked and recreated under a watched directory: closed, so the next read opens it by path. */
+static void close_dir_handles(Daemon *d, const char *rel) {
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                const char *name;
+
+                if (knob_in_dir(d->policy->knobs[i].path, rel, &name))
+                        sysfs_handle_close(&d->knobs[i].file);
+        }
+}
+
+/* Marks the knobs one event on a directory of ours concerns as waiting to be checked. */
+static void note_thp_event(Daemon *d, const WatchEvent *ev) {
+        if (ev->lost) {
+                /* The directory went away (or was unmounted): the recheck re-adds it. */
+                close_dir_handles(d, ev->dir);
+                snprintf(d->corrector_lost_dir, sizeof(d->corrector_lost_dir), "%s", ev->dir);
+                return;
+        }
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                const char *name;
+
+                if (!knob_in_dir(d->policy->knobs[i].path, ev->dir, &name) ||
+                    (ev->name && strcmp(ev->name, name) != 0))
+                        continue;
+                /* A file that came or went is a new inode: read it by path again. */
+                if (ev->replaced)
+                        sysfs_handle_close(&d->knobs[i].file);
+                d->knobs[i].corrector_event = true;
+        }
+}
+
+void daemon_enforce_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
+        enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->policy->mode, ret);
+}
+
+bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
+        /* In a fight's backoff a trigger does not even read the knob. */
+        if (fight_in_backoff(&d->knobs[i].fight)) {
+                fight_note_suppressed(&d->knobs[i].fight);
+                return false;
+        }
+        daemon_enforce_knob(d, i, ret);
+        return true;
+}
+
+/* One batch of events, under the lock: every knob it names corrected before anything else. Whether we wrote.
+ */
+static bool correct_batch(Daemon *d, const char *buf, size_t n) {
+        size_t offset = 0;
+        WatchEvent ev;
+        bool wrote = false;
+
+        while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
+                d->corrector_overflow |= ev.overflow;
+                if (ev.dir)
+                        note_thp_event(d, &ev);
+        }
+        /* After an overflow the loop checks every knob: the events lost may name any. */
+        if (d->corrector_overflow) {
+                for (size_t i = 0; i < d->policy->n_knobs; i++)
+                        d->knobs[i].corrector_event = false;
+                return false;
+        }
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                TrackedKnob *rt = &d->knobs[i];
+
+                if (!rt->corrector_event)
+                        continue;
+                rt->corrector_event = false;
+                /* An outcome the loop has not taken yet is kept: the loop checks the knob again itself. */
+                if (rt->corrector_has_outcome)
+                        rt->corrector_recheck = true;
+                else if (daemon_correct_knob(d, i, &rt->corrector_outcome)) {
+                        rt->corrector_has_outcome = true;
+                        wrote |= rt->corrector_outcome.written;
+                }
+        }
+        return wrote;
+}
+
+/*
+ * Stopping the thread: a flag, and this signal to interrupt its read() or
+ * sleep (no SA_RESTART). Not pthread_cancel(): that loads libgcc_s for
+ * unwinding, which Landlock has already put out of reach.
+ */
+#define CORRECTOR_STOP_SIGNAL SIGUSR1
+
+static void on_stop_signal(int sig) {
+        (void)sig;
+}
+
+/* Sleeps until usec (CLOCK_MONOTONIC); false if told to stop meanwhile. */
+static bool sleep_until(Daemon *d, uint64_t usec) {
+        struct timespec ts = { .tv_sec = (time_t)(usec / USEC_PER_SEC),
+                               .tv_nsec = (long)(usec % USEC_PER_SEC) * 1000 };
+
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                if (atomic_load(&d->corrector_stop))
+                        return false;
+        return true;
+}
+
+/*
+ * Waits for the next events on the watch, fd, into buf: a blocking read(),
+ * or with writer attribution, poll() on the watch and the gate's open
+ * notices too. A notice only wakes us: next to the opener, about to write.
+ */
+static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size) {
+        struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+                               { .fd = d->open_notice_fd, .events = POLLIN } };
+        char notices[64];
+
+        if (d->open_notice_fd < 0)
+                return read(fd, buf, size);
+        if (poll(p, 2, -1) < 0)
+                return -1;
+        if (p[1].revents & POLLIN)
+                (void)!read(d->open_notice_fd, notices, sizeof(notices));
+        if (!(p[0].revents & POLLIN)) {
+                errno = EINTR; /* nothing to read yet */
+                return -1;
+        }
+        return read(fd, buf, size);
+}
+
+static void *corrector_main(void *userdata) {
+        char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+        Daemon *d = userdata;
+        int fd = watches_fd(d->watches);
+        sigset_t stop;
+
+        /* For ps, top and the bench: the thread that corrects, apart from the loop. */
+        (void)prctl(PR_SET_NAME, "thpguardd-corr");
+        sigemptyset(&stop);
+        sigaddset(&stop, CORRECTOR_STOP_SIGNAL);
+        (void)pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
+        while (!atomic_load(&d->corrector_stop)) {
+                uint64_t one = 1, resume;
+                ssize_t n;
+                bool wrote;
+                int error;
+
+                n = wait_for_events(d, fd, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                atomic_store(&d->corrector_busy, true);
+                error = n < 0 ? -errno : -EIO;
+
+                pthread_mutex_lock(&d->lock);
+                if (n <= 0) {
+                        d->corrector_error = error;
+                        wrote = false;
+                } else
+                        wrote = correct_batch(d, buf, (size_t)n);
+                resume = ratelimit_count(&d->corrector_ratelimit, now_usec(CLOCK_MONOTONIC));
+                atomic_store(&d->corrector_busy, false);
+                pthread_mutex_unlock(&d->lock);
+
+                /*
+                 * Our write woke whoever waits on the knob, most likely onto
+                 * this CPU: let them see the fix before the loop wakes to log it.
+                 */
+                if (wrote)
+                        sched_yield();
+                (void)!write(d->corrector_fd, &one, sizeof(one));
+                if (n <= 0)
+                        break; /* the loop stops the daemon */
+                /*
+                 * A writer looping flat out raises IN_MODIFY as fast as it
+                 * writes: past the limit, sleep out the window while the
+                 * kernel coalesces what is queued. Drift is still seen.
+                 */
+                if (resume > 0 && !sleep_until(d, resume))
+                        break;
+        }
+        return NULL;
+}
+
+int daemon_corrector_start(Daemon *d) {
+        struct sigaction sa = { .sa_handler = on_stop_signal };
+        int fd = watches_fd(d->watches), flags, r;
+
+        /* The thread sleeps in read(): only it reads the watch from here on. */
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+                return -errno;
+        if (sigaction(CORRECTOR_STOP_SIGNAL, &sa, NULL) < 0)
+                return -errno;
+        r = pthread_create(&d->corrector_thread, NULL, corrector_main, d);
+        if (r > 0)
+                return -r;
+        d->corrector_running = true;
+        return 0;
+}
+
+void daemon_corrector_stop(Daemon *d) {
+        if (!d->corrector_running)
+                return;
+        atomic_store(&d->corrector_stop, true);
+        /* Again until it is gone: a signal that came just before its read() would not wake it. */
+        for (;;) {
+                struct timespec deadline;
+
+                (void)pthread_kill(d->corrector_thread, CORRECTOR_STOP_SIGNAL);
+                clock_gettime(CLOCK_REALTIME, &deadline);
+                deadline.tv_nsec += 10 * 1000 * 1000;
+                if (deadline.tv_nsec >= 1000000000) {
+                        deadline.tv_sec++;
+                        deadline.tv_nsec -= 1000000000;
+                }
+                if (pthread_timedjoin_np(d->corrector_thread, NULL, &deadline) == 0)
+                        break;
+        }
+        d->corrector_running = false;
+}
+
+bool daemon_corrector_take(Daemon *d, size_t i, EnforceOutcome *ret_outcome, bool *ret_recheck) {
+        TrackedKnob *rt = &d->knobs[i];
+        bool has = rt->corrector_has_outcome;
+
+        if (has)
+                *ret_outcome = rt->corrector_outcome;
+        *ret_recheck = rt->corrector_recheck;
+        rt->corrector_has_outcome = rt->corrector_recheck = false;
+        return has;
+}
