@@ -16,7 +16,9 @@
  *    gate (what holding a writer's open() costs, whoever holds it),
  *    thpguardd started without CAP_SYS_ADMIN (writer attribution off) and
  *    thpguardd as root with it (attribution on); the median and p99 of each
- *    as ratios to the floor's;
+ *    as ratios to the floor's; then, in the same rounds, ONE_SHOT drifts by
+ *    one-shot writers (a new process per drift that exits at once), a
+ *    second table;
  *  - CPU per full recheck: the work alone (10,000 rechecks in this process
  *    through the daemon's own read-and-compare), and per recheck wakeup of
  *    the daemon from /proc/PID/schedstat, beside the floor: an sd-event
@@ -33,6 +35,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +43,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -70,8 +74,11 @@
 #ifndef ROUNDS
 #define ROUNDS 60 /* per corrector and knob, of DRIFTS / ROUNDS drifts each */
 #endif
-#define WARMUP              10 /* drifts at the start of each round, not counted */
-#define PLACED              10 /* drifts at the end of each round, timed apart: see Placement */
+#define WARMUP 10 /* drifts at the start of each round, not counted */
+#define PLACED 10 /* drifts at the end of each round, timed apart: see Placement */
+#ifndef ONE_SHOT
+#define ONE_SHOT (DRIFTS / 3) /* drifts by one-shot writers per corrector, knob and gap */
+#endif
 #define STARTS              20
 #define RECHECKS_IN_PROCESS 10000
 
@@ -534,6 +541,96 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
         close(kfd);
 }
 
+/*
+ * n drifts as they come in real life, by one-shot writers: each a new
+ * process (forked) that opens the knob, writes foreign and exits at once,
+ * on whichever CPU the kernel gives it, reaped as soon as the correction is
+ * seen. We observe asleep on our own watch as in drifts(), woken by the
+ * drift as well as by the correction. The writer says through shared
+ * memory when it called write(), and that it returned; into lat, from the
+ * call.
+ */
+typedef struct OneShotClock {
+        _Atomic uint64_t write_ns; /* when the writer called write(); 0 before */
+        _Atomic int written;       /* write() returned */
+} OneShotClock;
+
+static void one_shot_drifts(const char *path, const char *foreign, const char *desired, int n,
+                            unsigned gap_usec, uint64_t *lat) {
+        OneShotClock *clk =
+            mmap(NULL, sizeof(*clk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        int kfd = open(path, O_RDONLY | O_CLOEXEC);
+        int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        char cur[32];
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+        if (clk == MAP_FAILED || kfd < 0 || ino < 0 || inotify_add_watch(ino, THP, IN_MODIFY) < 0)
+                perror(path), exit(1);
+        for (int i = 0; i < n; i++) {
+                struct pollfd pfd[2] = { { .fd = ino, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
+                uint64_t forked = now_ns(), t2;
+                pid_t pid;
+
+                atomic_store(&clk->write_ns, 0);
+                atomic_store(&clk->written, 0);
+                pid = fork();
+                if (pid < 0)
+                        perror("fork"), exit(1);
+                if (pid == 0) {
+                        int wfd = open(path, O_WRONLY | O_CLOEXEC);
+
+                        atomic_store(&clk->write_ns, now_ns());
+                        if (wfd < 0 || write(wfd, foreign, strlen(foreign)) < 0)
+                                _exit(1);
+                        atomic_store(&clk->written, 1);
+                        _exit(0);
+                }
+                /*
+                 * Woken by the knob's events and by the writer's exit, as a
+                 * shell waiting for its child is: the exit says that the
+                 * write has returned even when both events came and went
+                 * before the writer could say so.
+                 */
+                pfd[1].fd = (int)syscall(SYS_pidfd_open, pid, 0);
+                for (;;) {
+                        int written = atomic_load(&clk->written);
+
+                        read_active(kfd, cur, sizeof(cur));
+                        if (written && strcmp(cur, desired) == 0)
+                                break;
+                        if (now_ns() - forked >= 1000000000u) {
+                                fprintf(stderr,
+                                        "one-shot drift %d: not seen corrected within 1 s (written %d, "
+                                        "reads %s)\n",
+                                        i, written, cur);
+                                break;
+                        }
+                        /* Without a pidfd (before 5.3), look again every millisecond until it wrote. */
+                        if (poll(pfd, 2, pfd[1].fd < 0 && !written ? 1 : 1000) <= 0)
+                                continue;
+                        if (pfd[0].revents)
+                                drain(ino);
+                        if (pfd[1].revents) { /* exited: no more to hear from it */
+                                close(pfd[1].fd);
+                                pfd[1].fd = -1;
+                        }
+                }
+                t2 = now_ns();
+                if (pfd[1].fd >= 0)
+                        close(pfd[1].fd);
+                if (waitpid(pid, NULL, 0) != pid)
+                        perror("waitpid"), exit(1);
+                lat[i] = atomic_load(&clk->write_ns) ? t2 - atomic_load(&clk->write_ns) : t2 - forked;
+                usleep(gap_usec);
+                drain(ino);
+        }
+        munmap(clk, sizeof(*clk));
+        close(ino);
+        close(kfd);
+}
+
 /* The correctors compared on one knob, interleaved. */
 enum { FLOOR, FLOOR_OPEN_GATE, ATTRIBUTION_OFF, ATTRIBUTION_ON, N_CORRECTORS };
 static const char *const corrector_name[N_CORRECTORS] = {
@@ -574,6 +671,24 @@ static void print_drift_lines(const char *knob, const char *who, uint64_t *lat, 
                lat_ret[DRIFTS * 99 / 100] / 1e3, lat_ret[DRIFTS - 1] / 1e3);
 }
 
+/* The one-shot writers' table: the same correctors, the same rounds, a new writer process per drift. */
+static void print_one_shot_table(const char *knob, unsigned gap_usec, uint64_t lat[N_CORRECTORS][ONE_SHOT],
+                                 int n) {
+        if (n < 2)
+                return;
+        printf("drift latency of %s against the floor, one-shot writers (a new process per drift, exited "
+               "at once), %.1f ms apart: %d per corrector over the same rounds; from the writer's write() "
+               "call, us\n\n"
+               "| corrector | min | median | p99 | max | median / floor |\n"
+               "|---|---|---|---|---|---|\n",
+               knob, gap_usec / 1e3, n);
+        for (int c = 0; c < N_CORRECTORS; c++)
+                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", corrector_name[c], lat[c][0] / 1e3,
+                       lat[c][n / 2] / 1e3, lat[c][n * 99 / 100] / 1e3, lat[c][n - 1] / 1e3,
+                       (double)lat[c][n / 2] / (double)lat[FLOOR][n / 2]);
+        printf("\n");
+}
+
 /*
  * Drift latency of one knob for the four correctors, interleaved: ROUNDS
  * rounds, each of which runs every corrector in turn (the first one rotating
@@ -586,7 +701,8 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
         static const char *const logname[N_CORRECTORS] = { "floor.log", "floor-open-gate.log",
                                                            "attribution-off.log", "attribution-on.log" };
         static uint64_t lat[N_CORRECTORS][DRIFTS], lat_ret[N_CORRECTORS][DRIFTS],
-            lat_open[N_CORRECTORS][DRIFTS];
+            lat_open[N_CORRECTORS][DRIFTS], one_shot[N_CORRECTORS][ONE_SHOT];
+        int one_shot_per_round = ONE_SHOT / ROUNDS;
         uint64_t warm[WARMUP], warm_ret[WARMUP], placed[PLACED], placed_ret[PLACED], ready_ns;
         const char *knob = strrchr(path, '/') + 1;
         char conf[256], state[N_CORRECTORS][768], now[768], cur[32];
@@ -627,6 +743,8 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                                lat_ret[c] + r * per_round, lat_open[c] + r * per_round, pid, NULL);
                         drifts(path, foreign, desired, PLACED, gap_usec, placed, placed_ret, NULL,
                                corrector_task(pid), &where[c]);
+                        one_shot_drifts(path, foreign, desired, one_shot_per_round, gap_usec,
+                                        one_shot[c] + r * one_shot_per_round);
                         stop_daemon(pid);
                 }
         for (int c = 0; c < N_CORRECTORS; c++) {
@@ -639,6 +757,7 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                 qsort(lat[c], DRIFTS, sizeof(lat[c][0]), cmp_u64);
                 qsort(lat_ret[c], DRIFTS, sizeof(lat_ret[c][0]), cmp_u64);
                 qsort(lat_open[c], DRIFTS, sizeof(lat_open[c][0]), cmp_u64);
+                qsort(one_shot[c], (size_t)(one_shot_per_round * ROUNDS), sizeof(one_shot[c][0]), cmp_u64);
         }
         for (int c = 0; c < N_CORRECTORS; c++) {
                 print_drift_lines(knob, corrector_name[c], lat[c], lat_ret[c]);
@@ -675,6 +794,7 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                                               : "median <= 1.2x floor: missed");
         }
         printf("\n");
+        print_one_shot_table(knob, gap_usec, one_shot, one_shot_per_round * ROUNDS);
 }
 
 /* Every knob a policy below manages, saved at start and written back at exit. */
