@@ -24,8 +24,11 @@ for v in always never; do
 done
 thp_set khugepaged/defrag 1
 thp_wait_for khugepaged/defrag 0 1 || fail "khugepaged/defrag was not corrected"
+wait_event 2 corrected knob=khugepaged/defrag observed=1 trigger=inotify result=corrected
 thp_set defrag always
 thp_wait_for defrag madvise 1 || fail "defrag was not corrected"
+# The thread corrects first and the loop records after: wait for the record before counting.
+wait_event 2 corrected knob=defrag observed=always trigger=inotify result=corrected
 
 # The same value rewritten raises IN_MODIFY too; it must not count as a correction.
 before=$(event_count corrected)
