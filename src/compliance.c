@@ -9,6 +9,7 @@
 
 #include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
+#include "thpguard/macro.h"
 #include "thpguard/number.h"
 
 const char *knob_state_to_string(KnobState state) {
@@ -21,8 +22,8 @@ const char *knob_state_to_string(KnobState state) {
         return names[state];
 }
 
-static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t len, uint64_t ptes_max,
-                   KnobStatus *st) {
+_hot_ static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t len,
+                         uint64_t ptes_max, KnobStatus *st) {
         char offered[128];
         uint64_t desired;
         KnobValue v;
@@ -65,15 +66,15 @@ static void decide(const PolicyKnob *k, int read_result, const char *buf, size_t
         st->state = strcmp(st->actual, k->desired) == 0 ? KNOB_STATE_OK : KNOB_STATE_DRIFT;
 }
 
-void compliance_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
-                         uint64_t ptes_max, KnobStatus *ret) {
+_hot_ void compliance_evaluate(const PolicyKnob *k, int read_result, const char *buf, size_t len,
+                               uint64_t ptes_max, KnobStatus *ret) {
         KnobStatus st = { .state = KNOB_STATE_ERROR };
 
         decide(k, read_result, buf, len, ptes_max, &st);
         *ret = st;
 }
 
-void compliance_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, KnobStatus *ret) {
+_hot_ void compliance_read(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, KnobStatus *ret) {
         char buf[KNOB_READ_MAX + 1];
         size_t len = 0;
         int r;

@@ -35,6 +35,7 @@
 
 #include "daemon-internal.h"
 #include "thpguard/knob.h"
+#include "thpguard/macro.h"
 
 /* A file unlinked and recreated under a watched directory: closed, so the next read opens it by path. */
 static void close_dir_handles(Daemon *d, const char *rel) {
@@ -47,7 +48,7 @@ static void close_dir_handles(Daemon *d, const char *rel) {
 }
 
 /* Marks the knobs one event on a directory of ours concerns as waiting to be checked. */
-static void note_thp_event(Daemon *d, const WatchEvent *ev) {
+_hot_ static void note_thp_event(Daemon *d, const WatchEvent *ev) {
         if (ev->lost) {
                 /* The directory went away (or was unmounted): the recheck re-adds it. */
                 close_dir_handles(d, ev->dir);
@@ -67,11 +68,11 @@ static void note_thp_event(Daemon *d, const WatchEvent *ev) {
         }
 }
 
-void daemon_enforce_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
+_hot_ void daemon_enforce_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
         enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->policy->mode, ret);
 }
 
-bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
+_hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
         /* In a fight's backoff a trigger does not even read the knob. */
         if (fight_in_backoff(&d->knobs[i].fight)) {
                 fight_note_suppressed(&d->knobs[i].fight);
@@ -83,7 +84,7 @@ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
 
 /* One batch of events, under the lock: every knob it names corrected before anything else. Whether we wrote.
  */
-static bool correct_batch(Daemon *d, const char *buf, size_t n) {
+_hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n) {
         size_t offset = 0;
         WatchEvent ev;
         bool wrote = false;
@@ -143,7 +144,7 @@ static bool sleep_until(Daemon *d, uint64_t usec) {
  * or with writer attribution, poll() on the watch and the gate's open
  * notices too. A notice only wakes us: next to the opener, about to write.
  */
-static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size) {
+_hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size) {
         struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
                                { .fd = d->open_notice_fd, .events = POLLIN } };
         char notices[64];
@@ -161,7 +162,7 @@ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size) {
         return read(fd, buf, size);
 }
 
-static void *corrector_main(void *userdata) {
+_hot_ static void *corrector_main(void *userdata) {
         char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
         Daemon *d = userdata;
         int fd = watches_fd(d->watches);

@@ -6,9 +6,10 @@
 #include <string.h>
 
 #include "thpguard/fileio.h"
+#include "thpguard/macro.h"
 
-void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, PolicyMode mode,
-                  EnforceOutcome *ret) {
+_hot_ void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, PolicyMode mode,
+                        EnforceOutcome *ret) {
         EnforceOutcome o = { .action = ENFORCE_NONE };
         KnobStatus after;
         int r;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "thpguard/macro.h"
+
 int fight_init(Fight *f, const FightConfig *c) {
         *f = (Fight){ 0 };
         if (c->threshold == 0)
@@ -65,7 +67,7 @@ bool fight_note_correction(Fight *f, const FightConfig *c, uint64_t now, const c
         return true;
 }
 
-bool fight_in_backoff(const Fight *f) {
+_hot_ bool fight_in_backoff(const Fight *f) {
         /*
          * Until the window-close handler has looked, not merely until the
          * deadline: otherwise an event dispatched just before that handler

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "thpguard/macro.h"
 #include "thpguard/number.h"
 
 /*
@@ -26,7 +27,7 @@
  */
 
 /* Strips the one trailing newline sysfs adds; rejects NULs anywhere. */
-static int trim_line(const char *buf, size_t len, size_t *ret_len) {
+_hot_ static int trim_line(const char *buf, size_t len, size_t *ret_len) {
         if (len == 0 || len > KNOB_READ_MAX || memchr(buf, '\0', len))
                 return -EBADMSG;
         if (buf[len - 1] == '\n')
@@ -37,7 +38,7 @@ static int trim_line(const char *buf, size_t len, size_t *ret_len) {
         return 0;
 }
 
-static bool is_word_char(char c) {
+_hot_ static bool is_word_char(char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '+' || c == '-';
 }
 
@@ -51,7 +52,7 @@ int knob_value_parse_u64(const char *buf, size_t len, uint64_t *ret) {
         return number_parse_u64(buf, n, ret);
 }
 
-static int parse_choices(const char *buf, size_t len, KnobValue *ret) {
+_hot_ static int parse_choices(const char *buf, size_t len, KnobValue *ret) {
         KnobValue v = { .n_offered = 0 };
         bool have_active = false;
         size_t n, i = 0;
@@ -105,7 +106,7 @@ static int parse_choices(const char *buf, size_t len, KnobValue *ret) {
         return 0;
 }
 
-int knob_value_parse(KnobType type, const char *buf, size_t len, KnobValue *ret) {
+_hot_ int knob_value_parse(KnobType type, const char *buf, size_t len, KnobValue *ret) {
         KnobValue v = { .n_offered = 0 };
         uint64_t u;
         int r;
@@ -123,7 +124,7 @@ int knob_value_parse(KnobType type, const char *buf, size_t len, KnobValue *ret)
         return 0;
 }
 
-bool knob_value_offers(const KnobValue *value, const char *word) {
+_hot_ bool knob_value_offers(const KnobValue *value, const char *word) {
         for (size_t i = 0; i < value->n_offered; i++)
                 if (strcmp(value->offered[i], word) == 0)
                         return true;

@@ -144,13 +144,13 @@ uint64_t knob_ptes_max(uint64_t hpage_pmd_size, uint64_t page_size) {
         return hpage_pmd_size / page_size - 1;
 }
 
-size_t knob_dir_len(const char *path) {
+_hot_ size_t knob_dir_len(const char *path) {
         const char *slash = strrchr(path, '/');
 
         return slash ? (size_t)(slash - path) : 0;
 }
 
-bool knob_in_dir(const char *path, const char *rel, const char **ret_name) {
+_hot_ bool knob_in_dir(const char *path, const char *rel, const char **ret_name) {
         size_t len = knob_dir_len(path);
 
         if (strlen(rel) != len || strncmp(path, rel, len) != 0)

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 
-int number_parse_u64(const char *s, size_t n, uint64_t *ret) {
+#include "thpguard/macro.h"
+
+_hot_ int number_parse_u64(const char *s, size_t n, uint64_t *ret) {
         uint64_t v = 0;
 
         if (n == 0)

@@ -13,6 +13,7 @@
 #include "thpguard/fileio.h"
 #include "thpguard/knob-value.h"
 #include "thpguard/knob.h"
+#include "thpguard/macro.h"
 #include "thpguard/path.h"
 
 Sysfs *sysfs_free(Sysfs *s) {
@@ -177,8 +178,8 @@ static bool is_gone(int err) {
         return err == ENODEV || err == ESTALE || err == ENOENT;
 }
 
-int sysfs_read_handle(const Sysfs *s, const char *knob, SysfsHandle *h, char *buf, size_t size,
-                      size_t *ret_len) {
+_hot_ int sysfs_read_handle(const Sysfs *s, const char *knob, SysfsHandle *h, char *buf, size_t size,
+                            size_t *ret_len) {
         for (int attempt = 0;; attempt++) {
                 size_t len = 0;
                 int r = 0;
@@ -219,7 +220,7 @@ int sysfs_read_handle(const Sysfs *s, const char *knob, SysfsHandle *h, char *bu
         }
 }
 
-int sysfs_write_handle(const Sysfs *s, const char *knob, SysfsHandle *h, const char *value) {
+_hot_ int sysfs_write_handle(const Sysfs *s, const char *knob, SysfsHandle *h, const char *value) {
         size_t len = strlen(value);
         ssize_t n;
 

@@ -10,6 +10,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "thpguard/macro.h"
+
 /* The mask we watch: writes, plus files and directories coming and going (fixture trees, hotplug). */
 #define WATCH_MASK                                                                                          \
         (IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
@@ -144,14 +146,14 @@ bool watches_quiet(const Watches *w) {
         return ioctl(w->fd, FIONREAD, &queued) >= 0 && queued == 0;
 }
 
-static WatchDir *find_dir(Watches *w, int wd) {
+_hot_ static WatchDir *find_dir(Watches *w, int wd) {
         for (size_t i = 0; i < w->n_dirs; i++)
                 if (w->dirs[i].wd == wd)
                         return &w->dirs[i];
         return NULL;
 }
 
-int watches_next(Watches *w, const void *buf, size_t n, size_t *offset, WatchEvent *ret) {
+_hot_ int watches_next(Watches *w, const void *buf, size_t n, size_t *offset, WatchEvent *ret) {
         const struct inotify_event *ev;
         WatchDir *dir;
 
