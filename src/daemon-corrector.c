@@ -47,8 +47,8 @@ static void close_dir_handles(Daemon *d, const char *rel) {
         }
 }
 
-/* Marks the knobs one event on a directory of ours concerns as waiting to be checked. */
-_hot_ static void note_thp_event(Daemon *d, const WatchEvent *ev) {
+/* Marks in named the knobs one event on a directory of ours concerns. */
+_hot_ static void note_thp_event(Daemon *d, const WatchEvent *ev, bool *named) {
         if (ev->lost) {
                 /* The directory went away (or was unmounted): the recheck re-adds it. */
                 close_dir_handles(d, ev->dir);
@@ -64,7 +64,7 @@ _hot_ static void note_thp_event(Daemon *d, const WatchEvent *ev) {
                 /* A file that came or went is a new inode: read it by path again. */
                 if (ev->replaced)
                         sysfs_handle_close(&d->knobs[i].file);
-                d->knobs[i].corrector_event = true;
+                named[i] = true;
         }
 }
 
@@ -82,30 +82,29 @@ _hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
         return true;
 }
 
-/* One batch of events, under the lock: every knob it names corrected before anything else. Whether we wrote.
+/*
+ * One batch of events, under the lock: every knob it names is corrected
+ * before anything else is done. Returns whether we wrote.
  */
 _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n) {
+        bool named[d->policy->n_knobs + 1], wrote = false;
         size_t offset = 0;
         WatchEvent ev;
-        bool wrote = false;
 
+        memset(named, 0, sizeof(named));
         while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
                 d->corrector_overflow |= ev.overflow;
                 if (ev.dir)
-                        note_thp_event(d, &ev);
+                        note_thp_event(d, &ev, named);
         }
         /* After an overflow the loop checks every knob: the events lost may name any. */
-        if (d->corrector_overflow) {
-                for (size_t i = 0; i < d->policy->n_knobs; i++)
-                        d->knobs[i].corrector_event = false;
+        if (d->corrector_overflow)
                 return false;
-        }
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 TrackedKnob *rt = &d->knobs[i];
 
-                if (!rt->corrector_event)
+                if (!named[i])
                         continue;
-                rt->corrector_event = false;
                 /* An outcome the loop has not taken yet is kept: the loop checks the knob again itself. */
                 if (rt->corrector_has_outcome)
                         rt->corrector_recheck = true;

@@ -80,7 +80,6 @@ typedef struct TrackedKnob {
         WriterTallies writes;
 
         /* The corrector's (daemon-corrector.c), under Daemon.lock. */
-        bool corrector_event;       /* named by the batch being decoded */
         bool corrector_has_outcome; /* corrector_outcome waits for the loop */
         bool corrector_recheck;     /* an event came while it waited: the loop checks the knob */
         EnforceOutcome corrector_outcome;
