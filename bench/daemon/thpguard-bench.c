@@ -17,8 +17,10 @@
  *    thpguardd started without CAP_SYS_ADMIN (writer attribution off) and
  *    thpguardd as root with it (attribution on); the median and p99 of each
  *    as ratios to the floor's; then, in the same rounds, ONE_SHOT drifts by
- *    one-shot writers (a new process per drift that exits at once), a
- *    second table;
+ *    one-shot writers (a new process per drift that exits at once, seen by
+ *    an observer on each CPU), a second table; in both, where tracefs has
+ *    syscall events, when the corrector's own write returned, from the
+ *    kernel's clock, beside what the observers saw;
  *  - CPU per full recheck: the work alone (10,000 rechecks in this process
  *    through the daemon's own read-and-compare), and per recheck wakeup of
  *    the daemon from /proc/PID/schedstat, beside the floor: an sd-event
@@ -33,6 +35,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -41,9 +44,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -460,6 +465,128 @@ static pid_t corrector_task(pid_t pid) {
 }
 
 /*
+ * When the corrector's write returned, from the kernel's own clock: a
+ * tracefs instance of our own records the sys_exit_pwrite64 of the
+ * corrector's tasks (both correctors write with pwrite()), stamped with
+ * trace_clock "mono", CLOCK_MONOTONIC's clock. No observer has to wake for
+ * it, so it says when the knob was back whatever the CPUs were doing; the
+ * observers' figures say when a reader could see it. The stamps are
+ * printed to the microsecond. Every syscall takes the traced path while the
+ * event is on, which costs the correctors that make more syscalls a little
+ * more: it errs against thpguardd.
+ */
+#define TRACEFS "/sys/kernel/tracing"
+typedef struct CorrectionTrace {
+        char dir[128]; /* the instance; "" when tracing is not available */
+        int pipe_fd;   /* its trace_pipe, non-blocking */
+        bool mounted;  /* tracefs was mounted by us */
+} CorrectionTrace;
+
+static bool trace_write(const CorrectionTrace *t, const char *file, const char *text) {
+        char path[256];
+        int fd;
+        bool ok;
+
+        snprintf(path, sizeof(path), "%s/%s", t->dir, file);
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+        if (fd >= 0)
+                close(fd);
+        return ok;
+}
+
+/* Starts tracing the pwrite64 exits of every task of pid; false if this kernel or machine cannot. */
+static bool trace_start(CorrectionTrace *t, pid_t pid) {
+        char filter[1024] = "", path[64];
+        struct dirent *e;
+        DIR *tasks;
+        size_t len = 0;
+
+        *t = (CorrectionTrace){ .pipe_fd = -1 };
+        if (access(TRACEFS "/instances", F_OK) < 0) {
+                if (mount("nodev", TRACEFS, "tracefs", 0, NULL) < 0)
+                        return false;
+                t->mounted = true;
+        }
+        snprintf(t->dir, sizeof(t->dir), TRACEFS "/instances/thpguard-bench-%d", (int)getpid());
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+        tasks = opendir(path);
+        while (tasks && (e = readdir(tasks)))
+                if (atoi(e->d_name) > 0 && len + 40 < sizeof(filter))
+                        len += (size_t)snprintf(filter + len, sizeof(filter) - len, "%scommon_pid == %s",
+                                                len ? " || " : "", e->d_name);
+        if (tasks)
+                closedir(tasks);
+        if (!len || mkdir(t->dir, 0700) < 0 || !trace_write(t, "trace_clock", "mono") ||
+            !trace_write(t, "events/syscalls/sys_exit_pwrite64/filter", filter) ||
+            !trace_write(t, "events/syscalls/sys_exit_pwrite64/enable", "1")) {
+                if (t->dir[0])
+                        rmdir(t->dir);
+                t->dir[0] = '\0';
+                return false;
+        }
+        snprintf(filter, sizeof(filter), "%s/trace_pipe", t->dir);
+        t->pipe_fd = open(filter, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        return t->pipe_fd >= 0;
+}
+
+/*
+ * The first traced write that returned at or after after_ns (CLOCK_MONOTONIC),
+ * in ns, consuming every event read; 0 if none. Lines read
+ * "  <comm>-<pid>  [cpu] <flags>  <sec>.<usec>: sys_pwrite64 -> 0x<ret>".
+ */
+static uint64_t trace_first_write_after(CorrectionTrace *t, uint64_t after_ns) {
+        char buf[8192];
+        uint64_t first = 0;
+        size_t have = 0;
+        ssize_t n;
+
+        if (t->pipe_fd < 0)
+                return 0;
+        while ((n = read(t->pipe_fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+                char *line = buf, *nl;
+
+                have += (size_t)n;
+                buf[have] = '\0';
+                while ((nl = strchr(line, '\n'))) {
+                        char *colon = strstr(line, ": sys_pwrite64");
+                        unsigned long long sec, usec;
+
+                        *nl = '\0';
+                        if (colon && colon < nl) {
+                                char *stamp = colon;
+
+                                while (stamp > line && stamp[-1] != ' ')
+                                        stamp--;
+                                if (sscanf(stamp, "%llu.%llu:", &sec, &usec) == 2) {
+                                        uint64_t ns = (uint64_t)sec * 1000000000u + (uint64_t)usec * 1000u;
+
+                                        /* The stamp is cut to the microsecond: within one, it is after. */
+                                        if (!first && ns + 1000u > after_ns)
+                                                first = ns > after_ns ? ns : after_ns;
+                                }
+                        }
+                        line = nl + 1;
+                }
+                have = strlen(line);
+                memmove(buf, line, have);
+        }
+        return first;
+}
+
+static void trace_stop(CorrectionTrace *t) {
+        if (t->pipe_fd >= 0)
+                close(t->pipe_fd);
+        if (t->dir[0]) {
+                trace_write(t, "events/syscalls/sys_exit_pwrite64/enable", "0");
+                rmdir(t->dir);
+        }
+        if (t->mounted)
+                umount(TRACEFS);
+        *t = (CorrectionTrace){ .pipe_fd = -1 };
+}
+
+/*
  * Where the corrector ran: on the CPU the foreign write was made from (so
  * it waited for this program to block, and woke us on its own CPU), or on
  * the other one (woken there by an IPI, maybe from idle). The two take
@@ -473,14 +600,22 @@ typedef struct Placement {
         int n[2];
 } Placement;
 
+/* Where drifts() puts each drift's times (ns); a NULL array is not wanted. */
+typedef struct DriftTimes {
+        uint64_t *from_call;   /* from the foreign write() call until the observer read desired */
+        uint64_t *from_return; /* the same, from its return */
+        uint64_t *open;        /* the writer's open() beforehand */
+        uint64_t *back;        /* from the call until the corrector's write returned, traced; 0 if not */
+} DriftTimes;
+
 /*
  * n drifts of path to foreign, each timed until the file reads desired again,
  * by an observer that sleeps on its own inotify watch between reads; into
- * lat (from the foreign write() call) and lat_ret (from its return), and,
- * if where is given, by the CPU the corrector ran on (read after the timing).
+ * times, and, if where is given, by the CPU the corrector ran on (read after
+ * the timing).
  */
 static void drifts(const char *path, const char *foreign, const char *desired, int n, unsigned gap_usec,
-                   uint64_t *lat, uint64_t *lat_ret, uint64_t *lat_open, pid_t corrector, Placement *where) {
+                   const DriftTimes *times, CorrectionTrace *trace, pid_t corrector, Placement *where) {
         int kfd = open(path, O_RDONLY | O_CLOEXEC);
         int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         char cur[32];
@@ -503,7 +638,7 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
                  * The open() comes first and apart: with writer attribution
                  * the writer gate holds every open of a knob until it has
                  * looked the opener up, before any drift exists. What that
-                 * costs the writer is timed on its own (lat_open).
+                 * costs the writer is timed on its own (times->open).
                  */
                 int writer_cpu = where ? sched_getcpu() : -1;
                 uint64_t to = now_ns(), t0, t1, t2;
@@ -521,10 +656,15 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
                 }
                 t2 = now_ns();
                 close(wfd);
-                lat[i] = t2 - t0;
-                lat_ret[i] = t2 - t1;
-                if (lat_open)
-                        lat_open[i] = t0 - to;
+                times->from_call[i] = t2 - t0;
+                times->from_return[i] = t2 - t1;
+                if (times->open)
+                        times->open[i] = t0 - to;
+                if (times->back) {
+                        uint64_t back = trace_first_write_after(trace, t0);
+
+                        times->back[i] = back ? back - t0 : 0;
+                }
                 if (where) {
                         int on_writer_cpu = writer_cpu >= 0 && last_cpu(corrector) == writer_cpu;
 
@@ -544,37 +684,109 @@ static void drifts(const char *path, const char *foreign, const char *desired, i
 /*
  * n drifts as they come in real life, by one-shot writers: each a new
  * process (forked) that opens the knob, writes foreign and exits at once,
- * on whichever CPU the kernel gives it, reaped as soon as the correction is
- * seen. We observe asleep on our own watch as in drifts(), woken by the
- * drift as well as by the correction. The writer says through shared
- * memory when it called write(), and that it returned; into lat, from the
- * call.
+ * on whichever CPU the kernel gives it, reaped at once by this thread, as a
+ * shell reaps its child. The writer says through shared memory when it
+ * called write(); into lat, from that call until the first observer saw the
+ * file read desired again.
+ *
+ * One observer per CPU, each pinned there and asleep on its own inotify
+ * watch: a single observer is woken by the drift on the writer's CPU and
+ * then waits behind the writer's exit (100-170 us for a fork of this
+ * program, in a sched trace), so it timed the writer's exit, not the
+ * correction. An observer on a CPU the writer is not on sees the knob come
+ * back whatever the writer does next. A read that follows an event of the
+ * drift's own write cannot predate the drift, so the first such read of
+ * desired is the correction, whether or not write() has returned yet.
  */
 typedef struct OneShotClock {
         _Atomic uint64_t write_ns; /* when the writer called write(); 0 before */
-        _Atomic int written;       /* write() returned */
 } OneShotClock;
 
-static void one_shot_drifts(const char *path, const char *foreign, const char *desired, int n,
-                            unsigned gap_usec, uint64_t *lat) {
-        OneShotClock *clk =
-            mmap(NULL, sizeof(*clk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        int kfd = open(path, O_RDONLY | O_CLOEXEC);
-        int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+typedef struct Observer {
+        pthread_t thread;
+        int cpu;
+        int ino;     /* its own watch on the knob's directory */
+        int kfd;     /* the knob, read after each event */
+        int arm_fd;  /* eventfd: 1 arms it for a drift, 2 stops it */
+        int done_fd; /* eventfd shared by all: one count per armed and per finished observer */
+        const char *desired;
+        _Atomic uint64_t seen_ns; /* when it read desired after the drift's event; 0 if never */
+} Observer;
+
+static void *observe(void *userdata) {
+        Observer *o = userdata;
+        cpu_set_t one;
+        uint64_t cmd, one_count = 1;
         char cur[32];
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-        if (clk == MAP_FAILED || kfd < 0 || ino < 0 || inotify_add_watch(ino, THP, IN_MODIFY) < 0)
-                perror(path), exit(1);
+        CPU_ZERO(&one);
+        CPU_SET(o->cpu, &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0)
+                fprintf(stderr, "observer: cannot pin to CPU %d\n", o->cpu);
+        while (read(o->arm_fd, &cmd, sizeof(cmd)) == sizeof(cmd) && cmd == 1) {
+                struct pollfd pfd = { .fd = o->ino, .events = POLLIN };
+                uint64_t armed = now_ns();
+
+                drain(o->ino); /* the events of the last drift's two writes */
+                atomic_store(&o->seen_ns, 0);
+                (void)!write(o->done_fd, &one_count, sizeof(one_count));
+                while (now_ns() - armed < 1000000000u && poll(&pfd, 1, 1000) > 0) {
+                        drain(o->ino);
+                        read_active(o->kfd, cur, sizeof(cur));
+                        if (strcmp(cur, o->desired) == 0) {
+                                atomic_store(&o->seen_ns, now_ns());
+                                break;
+                        }
+                }
+                (void)!write(o->done_fd, &one_count, sizeof(one_count));
+        }
+        return NULL;
+}
+
+/* Blocks until the observers have written count more times to done_fd, or 2 s. */
+static void wait_observers(int done_fd, int count) {
+        struct pollfd pfd = { .fd = done_fd, .events = POLLIN };
+        uint64_t got, t0 = now_ns();
+
+        for (int seen = 0; seen < count && now_ns() - t0 < 2000000000u;)
+                if (poll(&pfd, 1, 100) > 0 && read(done_fd, &got, sizeof(got)) == sizeof(got))
+                        seen += (int)got;
+}
+
+static void one_shot_drifts(const char *path, const char *foreign, const char *desired, int n,
+                            unsigned gap_usec, uint64_t *lat, CorrectionTrace *trace, uint64_t *lat_back) {
+        OneShotClock *clk =
+            mmap(NULL, sizeof(*clk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        int done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), n_obs = 0;
+        static Observer obs[CPU_SETSIZE];
+        cpu_set_t cpus;
+        uint64_t one = 1, stop = 2;
+
+        if (clk == MAP_FAILED || done_fd < 0 || sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
+                perror("one-shot drifts"), exit(1);
+        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+                Observer *o = &obs[n_obs];
+
+                if (!CPU_ISSET(cpu, &cpus))
+                        continue;
+                *o = (Observer){ .cpu = cpu, .done_fd = done_fd, .desired = desired };
+                o->kfd = open(path, O_RDONLY | O_CLOEXEC);
+                o->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+                o->arm_fd = eventfd(0, EFD_CLOEXEC);
+                if (o->kfd < 0 || o->ino < 0 || o->arm_fd < 0 ||
+                    inotify_add_watch(o->ino, THP, IN_MODIFY) < 0 ||
+                    pthread_create(&o->thread, NULL, observe, o) != 0)
+                        perror("observer"), exit(1);
+                n_obs++;
+        }
         for (int i = 0; i < n; i++) {
-                struct pollfd pfd[2] = { { .fd = ino, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
-                uint64_t forked = now_ns(), t2;
+                uint64_t first = 0, write_ns;
                 pid_t pid;
 
                 atomic_store(&clk->write_ns, 0);
-                atomic_store(&clk->written, 0);
+                for (int j = 0; j < n_obs; j++)
+                        (void)!write(obs[j].arm_fd, &one, sizeof(one));
+                wait_observers(done_fd, n_obs); /* all armed, their watches drained */
                 pid = fork();
                 if (pid < 0)
                         perror("fork"), exit(1);
@@ -584,51 +796,37 @@ static void one_shot_drifts(const char *path, const char *foreign, const char *d
                         atomic_store(&clk->write_ns, now_ns());
                         if (wfd < 0 || write(wfd, foreign, strlen(foreign)) < 0)
                                 _exit(1);
-                        atomic_store(&clk->written, 1);
                         _exit(0);
                 }
-                /*
-                 * Woken by the knob's events and by the writer's exit, as a
-                 * shell waiting for its child is: the exit says that the
-                 * write has returned even when both events came and went
-                 * before the writer could say so.
-                 */
-                pfd[1].fd = (int)syscall(SYS_pidfd_open, pid, 0);
-                for (;;) {
-                        int written = atomic_load(&clk->written);
-
-                        read_active(kfd, cur, sizeof(cur));
-                        if (written && strcmp(cur, desired) == 0)
-                                break;
-                        if (now_ns() - forked >= 1000000000u) {
-                                fprintf(stderr,
-                                        "one-shot drift %d: not seen corrected within 1 s (written %d, "
-                                        "reads %s)\n",
-                                        i, written, cur);
-                                break;
-                        }
-                        /* Without a pidfd (before 5.3), look again every millisecond until it wrote. */
-                        if (poll(pfd, 2, pfd[1].fd < 0 && !written ? 1 : 1000) <= 0)
-                                continue;
-                        if (pfd[0].revents)
-                                drain(ino);
-                        if (pfd[1].revents) { /* exited: no more to hear from it */
-                                close(pfd[1].fd);
-                                pfd[1].fd = -1;
-                        }
-                }
-                t2 = now_ns();
-                if (pfd[1].fd >= 0)
-                        close(pfd[1].fd);
                 if (waitpid(pid, NULL, 0) != pid)
                         perror("waitpid"), exit(1);
-                lat[i] = atomic_load(&clk->write_ns) ? t2 - atomic_load(&clk->write_ns) : t2 - forked;
+                wait_observers(done_fd, n_obs);
+                for (int j = 0; j < n_obs; j++) {
+                        uint64_t seen = atomic_load(&obs[j].seen_ns);
+
+                        if (seen && (!first || seen < first))
+                                first = seen;
+                }
+                write_ns = atomic_load(&clk->write_ns);
+                if (!first || !write_ns)
+                        fprintf(stderr, "one-shot drift %d: not seen corrected within 1 s\n", i);
+                lat[i] = first && write_ns && first > write_ns ? first - write_ns : 1000000000u;
+                if (write_ns) {
+                        uint64_t back = trace_first_write_after(trace, write_ns);
+
+                        lat_back[i] = back ? back - write_ns : 0;
+                }
                 usleep(gap_usec);
-                drain(ino);
         }
+        for (int j = 0; j < n_obs; j++) {
+                (void)!write(obs[j].arm_fd, &stop, sizeof(stop));
+                pthread_join(obs[j].thread, NULL);
+                close(obs[j].arm_fd);
+                close(obs[j].ino);
+                close(obs[j].kfd);
+        }
+        close(done_fd);
         munmap(clk, sizeof(*clk));
-        close(ino);
-        close(kfd);
 }
 
 /* The correctors compared on one knob, interleaved. */
@@ -671,21 +869,50 @@ static void print_drift_lines(const char *knob, const char *who, uint64_t *lat, 
                lat_ret[DRIFTS * 99 / 100] / 1e3, lat_ret[DRIFTS - 1] / 1e3);
 }
 
+/*
+ * The median of the traced times among n sorted ones, the drifts with no
+ * traced write (0, sorted first) left out; 0 if none was traced.
+ */
+static uint64_t traced_median(const uint64_t *sorted, int n) {
+        int zeros = 0;
+
+        while (zeros < n && sorted[zeros] == 0)
+                zeros++;
+        return zeros < n ? sorted[zeros + (n - zeros) / 2] : 0;
+}
+
+/* "median us | ratio to the floor's" for the traced times, or a dash if not traced. */
+static void format_traced(const uint64_t *sorted, const uint64_t *floor_sorted, int n, char *out,
+                          size_t size) {
+        uint64_t median = traced_median(sorted, n), floor_median = traced_median(floor_sorted, n);
+
+        if (median && floor_median)
+                snprintf(out, size, "%.1f | %.2fx", median / 1e3, (double)median / (double)floor_median);
+        else
+                snprintf(out, size, "- | -");
+}
+
 /* The one-shot writers' table: the same correctors, the same rounds, a new writer process per drift. */
 static void print_one_shot_table(const char *knob, unsigned gap_usec, uint64_t lat[N_CORRECTORS][ONE_SHOT],
-                                 int n) {
+                                 uint64_t back[N_CORRECTORS][ONE_SHOT], int n) {
         if (n < 2)
                 return;
         printf("drift latency of %s against the floor, one-shot writers (a new process per drift, exited "
                "at once), %.1f ms apart: %d per corrector over the same rounds; from the writer's write() "
-               "call, us\n\n"
-               "| corrector | min | median | p99 | max | median / floor |\n"
-               "|---|---|---|---|---|---|\n",
+               "call until an observer read the policy's value, and until the corrector's write returned "
+               "(traced), us\n\n"
+               "| corrector | min | median | p99 | max | median / floor | write returned, median | "
+               "/ floor |\n"
+               "|---|---|---|---|---|---|---|---|\n",
                knob, gap_usec / 1e3, n);
-        for (int c = 0; c < N_CORRECTORS; c++)
-                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", corrector_name[c], lat[c][0] / 1e3,
-                       lat[c][n / 2] / 1e3, lat[c][n * 99 / 100] / 1e3, lat[c][n - 1] / 1e3,
-                       (double)lat[c][n / 2] / (double)lat[FLOOR][n / 2]);
+        for (int c = 0; c < N_CORRECTORS; c++) {
+                char traced[64];
+
+                format_traced(back[c], back[FLOOR], n, traced, sizeof(traced));
+                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx | %s |\n", corrector_name[c],
+                       lat[c][0] / 1e3, lat[c][n / 2] / 1e3, lat[c][n * 99 / 100] / 1e3, lat[c][n - 1] / 1e3,
+                       (double)lat[c][n / 2] / (double)lat[FLOOR][n / 2], traced);
+        }
         printf("\n");
 }
 
@@ -701,15 +928,20 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
         static const char *const logname[N_CORRECTORS] = { "floor.log", "floor-open-gate.log",
                                                            "attribution-off.log", "attribution-on.log" };
         static uint64_t lat[N_CORRECTORS][DRIFTS], lat_ret[N_CORRECTORS][DRIFTS],
-            lat_open[N_CORRECTORS][DRIFTS], one_shot[N_CORRECTORS][ONE_SHOT];
+            lat_open[N_CORRECTORS][DRIFTS], lat_back[N_CORRECTORS][DRIFTS], one_shot[N_CORRECTORS][ONE_SHOT],
+            one_shot_back[N_CORRECTORS][ONE_SHOT];
+        bool traced = false;
         int one_shot_per_round = ONE_SHOT / ROUNDS;
         uint64_t warm[WARMUP], warm_ret[WARMUP], placed[PLACED], placed_ret[PLACED], ready_ns;
         const char *knob = strrchr(path, '/') + 1;
         char conf[256], state[N_CORRECTORS][768], now[768], cur[32];
         int same[N_CORRECTORS] = { 0 }, per_round = DRIFTS / ROUNDS;
         static Placement where[N_CORRECTORS];
+        CorrectionTrace trace;
 
         memset(where, 0, sizeof(where));
+        memset(lat_back, 0, sizeof(lat_back));
+        memset(one_shot_back, 0, sizeof(one_shot_back));
 
         snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
         for (int r = 0; r < ROUNDS; r++)
@@ -738,13 +970,24 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                         if (now[0] == '!')
                                 fprintf(stderr, "%s is not running as asked, stopping\n", corrector_name[c]),
                                     exit(1);
-                        drifts(path, foreign, desired, WARMUP, gap_usec, warm, warm_ret, NULL, pid, NULL);
-                        drifts(path, foreign, desired, per_round, gap_usec, lat[c] + r * per_round,
-                               lat_ret[c] + r * per_round, lat_open[c] + r * per_round, pid, NULL);
-                        drifts(path, foreign, desired, PLACED, gap_usec, placed, placed_ret, NULL,
+                        if (trace_start(&trace, pid))
+                                traced = true;
+                        drifts(path, foreign, desired, WARMUP, gap_usec,
+                               &(DriftTimes){ .from_call = warm, .from_return = warm_ret }, &trace, pid,
+                               NULL);
+                        drifts(path, foreign, desired, per_round, gap_usec,
+                               &(DriftTimes){ .from_call = lat[c] + r * per_round,
+                                              .from_return = lat_ret[c] + r * per_round,
+                                              .open = lat_open[c] + r * per_round,
+                                              .back = lat_back[c] + r * per_round },
+                               &trace, pid, NULL);
+                        drifts(path, foreign, desired, PLACED, gap_usec,
+                               &(DriftTimes){ .from_call = placed, .from_return = placed_ret }, &trace,
                                corrector_task(pid), &where[c]);
                         one_shot_drifts(path, foreign, desired, one_shot_per_round, gap_usec,
-                                        one_shot[c] + r * one_shot_per_round);
+                                        one_shot[c] + r * one_shot_per_round, &trace,
+                                        one_shot_back[c] + r * one_shot_per_round);
+                        trace_stop(&trace);
                         stop_daemon(pid);
                 }
         for (int c = 0; c < N_CORRECTORS; c++) {
@@ -757,7 +1000,10 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                 qsort(lat[c], DRIFTS, sizeof(lat[c][0]), cmp_u64);
                 qsort(lat_ret[c], DRIFTS, sizeof(lat_ret[c][0]), cmp_u64);
                 qsort(lat_open[c], DRIFTS, sizeof(lat_open[c][0]), cmp_u64);
+                qsort(lat_back[c], DRIFTS, sizeof(lat_back[c][0]), cmp_u64);
                 qsort(one_shot[c], (size_t)(one_shot_per_round * ROUNDS), sizeof(one_shot[c][0]), cmp_u64);
+                qsort(one_shot_back[c], (size_t)(one_shot_per_round * ROUNDS), sizeof(one_shot_back[c][0]),
+                      cmp_u64);
         }
         for (int c = 0; c < N_CORRECTORS; c++) {
                 print_drift_lines(knob, corrector_name[c], lat[c], lat_ret[c]);
@@ -778,23 +1024,28 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
         printf("\ndrift latency of %s against the floor, drifts %.1f ms apart: %d rounds of %d drifts per "
                "corrector, interleaved, %d warm-up drifts per round not counted; from the foreign write() "
                "call, us\n\n"
-               "| corrector | min | median | p99 | max | median / floor | p99 / floor | target |\n"
-               "|---|---|---|---|---|---|---|---|\n",
+               "| corrector | min | median | p99 | max | median / floor | p99 / floor | target | "
+               "write returned, median | / floor |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n",
                knob, gap_usec / 1e3, ROUNDS, per_round, WARMUP);
         for (int c = 0; c < N_CORRECTORS; c++) {
                 double median = (double)lat[c][DRIFTS / 2], p99 = (double)lat[c][DRIFTS * 99 / 100];
                 double rm = median / (double)lat[FLOOR][DRIFTS / 2];
                 double rp = p99 / (double)lat[FLOOR][DRIFTS * 99 / 100];
+                char back[64];
 
-                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %s |\n", corrector_name[c],
+                format_traced(lat_back[c], lat_back[FLOOR], DRIFTS, back, sizeof(back));
+                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %s | %s |\n", corrector_name[c],
                        lat[c][0] / 1e3, median / 1e3, p99 / 1e3, lat[c][DRIFTS - 1] / 1e3, rm, rp,
                        c == FLOOR             ? ""
                        : c == FLOOR_OPEN_GATE ? "(what holding the opener costs any corrector)"
                        : rm <= 1.2            ? "median <= 1.2x floor: met"
-                                              : "median <= 1.2x floor: missed");
+                                              : "median <= 1.2x floor: missed",
+                       back);
         }
-        printf("\n");
-        print_one_shot_table(knob, gap_usec, one_shot, one_shot_per_round * ROUNDS);
+        printf("\n%s",
+               traced ? "" : "(no tracefs sys_exit_pwrite64 here: the corrector's write is not timed)\n\n");
+        print_one_shot_table(knob, gap_usec, one_shot, one_shot_back, one_shot_per_round * ROUNDS);
 }
 
 /* Every knob a policy below manages, saved at start and written back at exit. */
