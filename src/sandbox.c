@@ -306,8 +306,9 @@ static const int denied_syscalls[] = {
 #define LOAD(off)             STMT(BPF_LD | BPF_W | BPF_ABS, off)
 
 /*
- * kill(pid, ...) and tgkill(tgid, ...) with pid or tgid, the first
- * argument, this process or also (when not 0: the child it may kill).
+ * nr allowed only when its first argument, a pid, is self or also (when
+ * not 0): kill(pid, ...) and tgkill(tgid, ...) to this process or the
+ * child it may kill; the scheduler setters with 0, the calling thread.
  */
 static size_t emit_self_only(struct sock_filter *f, int nr, pid_t self, pid_t also) {
         size_t n = 0;
@@ -324,7 +325,7 @@ static size_t emit_self_only(struct sock_filter *f, int nr, pid_t self, pid_t al
 
 static int seccomp_apply(pid_t also) {
 #ifdef SECCOMP_ARCH
-        struct sock_filter f[8 + 2 * ELEMENTSOF(denied_syscalls) + 2 * 7 + 8];
+        struct sock_filter f[8 + 2 * ELEMENTSOF(denied_syscalls) + 5 * 7 + 8];
         struct sock_fprog prog;
         size_t n = 0;
         pid_t self = getpid();
@@ -346,6 +347,10 @@ static int seccomp_apply(pid_t also) {
         f[n++] = RET_ERRNO(ENOSYS);
         n += emit_self_only(f + n, __NR_kill, self, also);
         n += emit_self_only(f + n, __NR_tgkill, self, also);
+        /* The corrector thread sets its own slice (priority.h); no thread sets another's. */
+        n += emit_self_only(f + n, __NR_sched_setattr, 0, 0);
+        n += emit_self_only(f + n, __NR_sched_setscheduler, 0, 0);
+        n += emit_self_only(f + n, __NR_sched_setparam, 0, 0);
 #ifndef __s390x__ /* s390's clone() has its flags second */
         f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3);
         f[n++] = LOAD(ARG_LO(0));

@@ -19,7 +19,8 @@
 #      and confine themselves (Landlock) before it too (--alive, which learns
 #      its metrics file from the policy, right after);
 #   5. a process confined exactly as the daemon confines itself cannot open
-#      /proc/sys for writing or signal another root process, and still
+#      /proc/sys for writing, signal another root process or set its
+#      scheduling (its own, yes), and still
 #      writes the metrics directory and reads the policy; unconfined, the
 #      same process can (the control);
 #   6. on a kernel without Landlock (landlock_create_ruleset() failing with
@@ -139,6 +140,7 @@ on_exit "kill $victim 2>/dev/null || true"
 run "$CONFINE" try $victim "$M"
 expect_out '^write /proc/sys/kernel/hostname: ok$'
 expect_out "^kill $victim: ok\$"
+expect_out "^sched_setattr $victim: ok\$"
 wait $victim 2>/dev/null || true
 sleep 300 &
 victim=$!
@@ -155,6 +157,8 @@ expect_out '^write metrics dir: ok$'
 expect_out '^read policy: ok$'
 expect_out '^write policy dir: EACCES$'
 expect_out '^kill self 0: ok$'
+expect_out "^sched_setattr $victim: EPERM\$"
+expect_out '^sched_setattr self: ok$'
 kill -0 $victim || fail "the confined process killed the victim"
 
 # ---- 6. No Landlock: one line, the rest as before ----

@@ -17,9 +17,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "thpguard/capability.h"
@@ -54,12 +57,27 @@ static int try_open(const char *path, int flags) {
         return 0;
 }
 
+/*
+ * sched_setattr(pid, SCHED_OTHER at our nice value): changes nothing for
+ * us or for a child that inherited both.
+ */
+static int set_default_sched(pid_t pid) {
+        uint32_t attr[12] = { sizeof(
+            attr) }; /* struct sched_attr, 48 bytes: size, policy 0, flags 0, nice */
+
+        attr[4] = (uint32_t)getpriority(PRIO_PROCESS, 0);
+        return syscall(SYS_sched_setattr, pid, attr, 0) < 0 ? -errno : 0;
+}
+
 static int tries(pid_t victim, const char *metrics, const char *policy) {
         char beside[PATH_MAX];
 
         /* Opened for writing, never written: the host name stays. */
         printf("write /proc/sys/kernel/hostname: %s\n",
                result(try_open("/proc/sys/kernel/hostname", O_WRONLY)));
+        /* Before the kill below, which ends the victim where it is allowed. */
+        printf("sched_setattr %d: %s\n", (int)victim, result(set_default_sched(victim)));
+        printf("sched_setattr self: %s\n", result(set_default_sched(0)));
         printf("kill %d: %s\n", (int)victim, result(kill(victim, SIGTERM) < 0 ? -errno : 0));
         snprintf(beside, sizeof(beside), "%s.confine-test", metrics);
         printf("write metrics dir: %s\n", result(try_open(beside, O_WRONLY | O_CREAT | O_TRUNC)));
