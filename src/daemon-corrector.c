@@ -36,6 +36,7 @@
 #include "daemon-internal.h"
 #include "thpguard/knob.h"
 #include "thpguard/macro.h"
+#include "thpguard/priority.h"
 
 /* A file unlinked and recreated under a watched directory: closed, so the next read opens it by path. */
 static void close_dir_handles(Daemon *d, const char *rel) {
@@ -169,6 +170,16 @@ _hot_ static void *corrector_main(void *userdata) {
 
         /* For ps, top and the bench: the thread that corrects, apart from the loop. */
         (void)prctl(PR_SET_NAME, "thpguardd-corr");
+        /*
+         * Without the gate's notice, a drift's inotify event is the first we
+         * hear of it, and only a short slice lets that wakeup preempt the
+         * writer (priority.h). With the notice we are woken at the open and
+         * run before the write comes; a short slice would then keep the CPU
+         * through our sched_yield() below, and the reader our write woke
+         * would wait behind the loop's wakeup (bench/README.md).
+         */
+        if (d->open_notice_fd < 0)
+                (void)priority_short_slice();
         sigemptyset(&stop);
         sigaddset(&stop, CORRECTOR_STOP_SIGNAL);
         (void)pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
