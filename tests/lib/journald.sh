@@ -12,18 +12,30 @@ journald_begin() {
         pgrep -x systemd-journal >/dev/null && return 0
         mkdir -p /run/systemd/journal
         rm -f /run/systemd/journal/socket
+        # What was there before, so that journald_end removes only what journald made.
+        JOURNALD_RUN_BEFORE=" $(cd /run/systemd/journal && ls -A | tr '\n' ' ')"
+        JOURNALD_LOG_DIR_NEW=
+        [ -e /run/log/journal ] || JOURNALD_LOG_DIR_NEW=1
         $JOURNALD 9>&- &
         JOURNALD_STARTED=$!
         on_exit journald_end
         wait_until 2 test -S /run/systemd/journal/socket || skip "journald did not come up"
 }
 
-# journald_end: stops the journald journald_begin started, and leaves no stale socket.
+# journald_end: stops the journald journald_begin started, and removes the
+# sockets and files it made in /run/systemd/journal (a stale `socket` would
+# make `auto` think a journal runs), and its volatile journal if there was
+# none before.
 journald_end() {
+        local f
         [ -n "${JOURNALD_STARTED:-}" ] || return 0
         kill "$JOURNALD_STARTED" 2>/dev/null
         wait "$JOURNALD_STARTED" 2>/dev/null || true
-        # Leave no stale socket that would make `auto` think a journal runs.
-        rm -f /run/systemd/journal/socket
+        for f in /run/systemd/journal/* /run/systemd/journal/.[!.]*; do
+                [ -e "$f" ] || [ -S "$f" ] || continue
+                case $JOURNALD_RUN_BEFORE in *" ${f##*/} "*) continue ;; esac
+                rm -rf "$f"
+        done
+        [ -z "$JOURNALD_LOG_DIR_NEW" ] || rm -rf /run/log/journal
         JOURNALD_STARTED=
 }
