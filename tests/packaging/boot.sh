@@ -196,12 +196,15 @@ echo "ok: thpguardd active (running), MainPID $main_pid, status '$status'"
 daemon_privileges() {
         local st groups
         st=$(inside cat "/proc/$1/status")
+        # Here-strings, not `echo | grep -q`: under pipefail, grep -q leaving
+        # early can fail the pipeline with echo's SIGPIPE (a Seccomp: 2 line
+        # that was there failed its check once here).
         for f in CapInh CapPrm CapEff CapBnd CapAmb; do
-                echo "$st" | grep -qx "$f:[[:space:]]*0000000000000000" ||
-                        fail "thpguardd (pid $1) has $(echo "$st" | grep "^$f:")"
+                grep -qx "$f:[[:space:]]*0000000000000000" <<<"$st" ||
+                        fail "thpguardd (pid $1) has $(grep "^$f:" <<<"$st")"
         done
-        echo "$st" | grep -qx $'NoNewPrivs:\t1' || fail "thpguardd (pid $1): $(echo "$st" | grep NoNewPrivs)"
-        echo "$st" | grep -qx $'Seccomp:\t2' || fail "thpguardd (pid $1): $(echo "$st" | grep '^Seccomp:')"
+        grep -qx $'NoNewPrivs:\t1' <<<"$st" || fail "thpguardd (pid $1): $(grep NoNewPrivs <<<"$st")"
+        grep -qx $'Seccomp:\t2' <<<"$st" || fail "thpguardd (pid $1): $(grep '^Seccomp:' <<<"$st")"
         groups=$(inside find "/proc/$1/fd" -lname 'anon_inode:\[fanotify\]' | wc -l)
         [ "$groups" -eq 2 ] || fail "thpguardd (pid $1) holds $groups fanotify groups, want 2 (from ExecStartPre=)"
         [ "$(prop thpguardd NFileDescriptorStore)" = 0 ] ||
