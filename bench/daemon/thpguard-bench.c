@@ -497,7 +497,7 @@ static bool trace_write(const CorrectionTrace *t, const char *file, const char *
 
 /* Starts tracing the pwrite64 exits of every task of pid; false if this kernel or machine cannot. */
 static bool trace_start(CorrectionTrace *t, pid_t pid) {
-        char filter[1024] = "", path[64];
+        char filter[1024] = "", path[64], pipe_path[sizeof(t->dir) + sizeof("/trace_pipe")];
         struct dirent *e;
         DIR *tasks;
         size_t len = 0;
@@ -525,8 +525,8 @@ static bool trace_start(CorrectionTrace *t, pid_t pid) {
                 t->dir[0] = '\0';
                 return false;
         }
-        snprintf(filter, sizeof(filter), "%s/trace_pipe", t->dir);
-        t->pipe_fd = open(filter, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        snprintf(pipe_path, sizeof(pipe_path), "%s/trace_pipe", t->dir);
+        t->pipe_fd = open(pipe_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         return t->pipe_fd >= 0;
 }
 

@@ -62,8 +62,8 @@ static int try_open(const char *path, int flags) {
  * us or for a child that inherited both.
  */
 static int set_default_sched(pid_t pid) {
-        uint32_t attr[12] = { sizeof(
-            attr) }; /* struct sched_attr, 48 bytes: size, policy 0, flags 0, nice */
+        /* struct sched_attr, 48 bytes: size, policy 0 (SCHED_OTHER), flags 0, nice, the rest 0 */
+        uint32_t attr[12] = { sizeof(attr) };
 
         attr[4] = (uint32_t)getpriority(PRIO_PROCESS, 0);
         return syscall(SYS_sched_setattr, pid, attr, 0) < 0 ? -errno : 0;

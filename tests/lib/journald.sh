@@ -32,7 +32,7 @@ journald_end() {
         kill "$JOURNALD_STARTED" 2>/dev/null
         wait "$JOURNALD_STARTED" 2>/dev/null || true
         for f in /run/systemd/journal/* /run/systemd/journal/.[!.]*; do
-                [ -e "$f" ] || [ -S "$f" ] || continue
+                [ -e "$f" ] || continue # a pattern that matched nothing
                 case $JOURNALD_RUN_BEFORE in *" ${f##*/} "*) continue ;; esac
                 rm -rf "$f"
         done
