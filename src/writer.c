@@ -24,12 +24,29 @@ static void strip_newline(char *s, size_t *len) {
                 s[--*len] = '\0';
 }
 
-/* argv, NUL-separated in /proc/PID/cmdline, joined by spaces; "..." if cut. */
+void writer_set_cmdline(Writer *w, const char *argv, size_t len, bool cut) {
+        char raw[WRITER_CMDLINE_MAX];
+        bool whole;
+
+        if (len > sizeof(raw)) {
+                len = sizeof(raw);
+                cut = true;
+        }
+        memcpy(raw, argv, len);
+        while (len > 0 && raw[len - 1] == '\0')
+                len--;
+        for (size_t i = 0; i < len; i++)
+                if (raw[i] == '\0')
+                        raw[i] = ' ';
+        whole = escape_printable(raw, len, w->cmdline, sizeof(w->cmdline) - 3) && !cut;
+        if (!whole)
+                strcat(w->cmdline, "...");
+}
+
+/* argv, NUL-separated in /proc/PID/cmdline. */
 void writer_read_cmdline(int dirfd, Writer *w) {
         _cleanup_close_ int fd = open_beneath(dirfd, "cmdline", O_RDONLY);
         char raw[WRITER_CMDLINE_MAX];
-        bool whole;
-        size_t len;
         ssize_t n;
 
         if (fd < 0)
@@ -37,21 +54,15 @@ void writer_read_cmdline(int dirfd, Writer *w) {
         n = read(fd, raw, sizeof(raw));
         if (n <= 0)
                 return;
-        len = (size_t)n;
-        while (len > 0 && raw[len - 1] == '\0')
-                len--;
-        for (size_t i = 0; i < len; i++)
-                if (raw[i] == '\0')
-                        raw[i] = ' ';
-        whole = escape_printable(raw, len, w->cmdline, sizeof(w->cmdline) - 3) && len < sizeof(raw);
-        if (!whole)
-                strcat(w->cmdline, "...");
+        writer_set_cmdline(w, raw, (size_t)n, (size_t)n == sizeof(raw));
 }
 
-/*
- * The cgroup path, and from the whole path its owner; a path longer than
- * the Writer keeps is cut with "..." after the owner is taken from it.
- */
+void writer_set_cgroup(Writer *w, const char *path) {
+        cgroup_owner_from_path(path, &w->owner);
+        if (!escape_printable(path, strlen(path), w->cgroup, sizeof(w->cgroup) - 3))
+                strcat(w->cgroup, "...");
+}
+
 static void read_cgroup(int dirfd, Writer *w) {
         /* Any path the file may hold, so that its owner is taken from the whole of it. */
         const size_t size = 64 * 1024;
@@ -59,9 +70,7 @@ static void read_cgroup(int dirfd, Writer *w) {
 
         if (!path || cgroup_read_path_at(dirfd, path, size) < 0)
                 return;
-        cgroup_owner_from_path(path, &w->owner);
-        if (!escape_printable(path, strlen(path), w->cgroup, sizeof(w->cgroup) - 3))
-                strcat(w->cgroup, "...");
+        writer_set_cgroup(w, path);
 }
 
 int writer_open_pid(int proc_rootfd, pid_t pid) {
@@ -216,6 +225,7 @@ void writer_fields(const Writer *w, WriterFields *ret) {
                 [WRITER_FIELD_UNIT] = WRITER_JOURNAL_UNIT,
                 [WRITER_FIELD_POD_UID] = WRITER_JOURNAL_POD_UID,
                 [WRITER_FIELD_CONTAINER_ID] = WRITER_JOURNAL_CONTAINER_ID,
+                [WRITER_FIELD_NETNS] = WRITER_JOURNAL_NETNS,
         };
         const char *value[_WRITER_FIELD_MAX] = {};
 
@@ -227,6 +237,10 @@ void writer_fields(const Writer *w, WriterFields *ret) {
                         value[WRITER_FIELD_PID] = ret->pid;
                 }
                 value[WRITER_FIELD_EXITED] = w->exited ? "1" : NULL;
+                if (w->netns > 0) {
+                        snprintf(ret->netns, sizeof(ret->netns), "%" PRIu64, w->netns);
+                        value[WRITER_FIELD_NETNS] = ret->netns;
+                }
                 if (w->uid_known) {
                         snprintf(ret->uid, sizeof(ret->uid), "%u", (unsigned)w->uid);
                         value[WRITER_FIELD_UID] = ret->uid;

@@ -29,6 +29,14 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_close_ _cleanup_(closep)
 
+/* Hands an fd out of a _cleanup_close_ variable. */
+#define TAKE_FD(fd)                                                                                         \
+        ({                                                                                                  \
+                int _fd = (fd);                                                                             \
+                (fd) = -EBADF;                                                                              \
+                _fd;                                                                                        \
+        })
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /*

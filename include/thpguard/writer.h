@@ -31,6 +31,13 @@ typedef struct Writer {
         char cmdline[WRITER_CMDLINE_MAX]; /* argv joined by spaces, "..." if cut */
         char cgroup[CGROUP_PATH_MAX];     /* "" if unknown */
         CgroupOwner owner;
+        /*
+         * The inode number of its network namespace (what `readlink
+         * /proc/PID/ns/net` shows as net:[N]); 0 if unknown. Known when the BPF
+         * write probe saw the write: a privileged pod without hostNetwork
+         * writes through a sysfs of its own namespace's.
+         */
+        uint64_t netns;
 } Writer;
 
 /*
@@ -54,6 +61,15 @@ int writer_read_identity(int pid_dirfd, pid_t pid, Writer *ret);
 
 /* The command line into w->cmdline. It takes the memory lock: call it where a wait for ever is safe. */
 void writer_read_cmdline(int pid_dirfd, Writer *w);
+
+/*
+ * w->cmdline from argv as a process keeps it (NUL-separated, len bytes; cut:
+ * there was more), joined by spaces and escaped, "..." if cut.
+ */
+void writer_set_cmdline(Writer *w, const char *argv, size_t len, bool cut);
+
+/* w->cgroup, escaped, and w->owner from the whole of path (cgroup_owner_from_path()). */
+void writer_set_cgroup(Writer *w, const char *path);
 
 /*
  * writer_open_pid() and writer_read_identity() below proc_root, without
@@ -113,10 +129,11 @@ void writer_describe(const Writer *w, char *buf, size_t size);
 #define WRITER_JOURNAL_UNIT         "THPGUARD_WRITER_UNIT"
 #define WRITER_JOURNAL_POD_UID      "THPGUARD_WRITER_POD_UID"
 #define WRITER_JOURNAL_CONTAINER_ID "THPGUARD_WRITER_CONTAINER_ID"
+#define WRITER_JOURNAL_NETNS        "THPGUARD_WRITER_NETNS"
 
 /*
  * Their order in a record: who first (label, pid, comm, uid, unit, pod,
- * container), what the writer chooses and may make long last. A field with
+ * container, network namespace), what the writer chooses and may make long last. A field with
  * nothing to say has a NULL value.
  */
 enum {
@@ -128,25 +145,27 @@ enum {
         WRITER_FIELD_UNIT,
         WRITER_FIELD_POD_UID,
         WRITER_FIELD_CONTAINER_ID,
+        WRITER_FIELD_NETNS,
         WRITER_FIELD_EXE,
         WRITER_FIELD_CMDLINE,
         WRITER_FIELD_CGROUP,
         _WRITER_FIELD_MAX,
 };
 
-_Static_assert(_WRITER_FIELD_MAX == 11, "WRITER_FIELDS() lists every field");
+_Static_assert(_WRITER_FIELD_MAX == 12, "WRITER_FIELDS() lists every field");
 
 typedef struct WriterFields {
         LogField field[_WRITER_FIELD_MAX];
         char label[WRITER_LABEL_MAX];
         char pid[16];
         char uid[16];
+        char netns[24];
 } WriterFields;
 
 /* The fields in a LogField array initializer: { ..., WRITER_FIELDS(wf) }. */
 #define WRITER_FIELDS(wf)                                                                                   \
         (wf).field[0], (wf).field[1], (wf).field[2], (wf).field[3], (wf).field[4], (wf).field[5],           \
-            (wf).field[6], (wf).field[7], (wf).field[8], (wf).field[9], (wf).field[10]
+            (wf).field[6], (wf).field[7], (wf).field[8], (wf).field[9], (wf).field[10], (wf).field[11]
 
 /* Fills ret->field[] (pointing into w and ret); w == NULL gives all-NULL values. */
 void writer_fields(const Writer *w, WriterFields *ret);

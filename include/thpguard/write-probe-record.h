@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * One write to a THP knob as the BPF write probe (src/bpf/write-probe.bpf.c)
+ * saw it, in the writer's own context at the moment its write returned: the
+ * layout both the BPF program and the daemon (write-probe.h) compile. Fixed
+ * size, so that a record of any other length is refused whole.
+ */
+
+#include <linux/types.h>
+
+#define WRITE_PROBE_COMM_LEN     16
+#define WRITE_PROBE_CMDLINE_LEN  256
+/*
+ * The cgroup path, leaf first, one component a slot: deep enough for a
+ * Kubernetes container (kubepods.slice/kubepods-burstable.slice/
+ * kubepods-burstable-pod<uid>.slice/cri-containerd-<id>.scope is 4) inside
+ * a nested systemd, wide enough for a container scope (85 bytes).
+ */
+#define WRITE_PROBE_CGROUP_DEPTH 10
+#define WRITE_PROBE_CGROUP_NAME  112
+/* The ring's size: about 100 records, more than a burst of drifts between two reads. */
+#define WRITE_PROBE_RING_BYTES (256 * 1024)
+
+struct write_probe_record {
+        __u64 ino;       /* the kernfs inode written: the same number through every sysfs mount */
+        __s64 ret;       /* what the write returned */
+        __u64 cgroup_id; /* the writer's cgroup in the unified hierarchy */
+        __u32 tgid;      /* the writer's process, as the initial PID namespace numbers it */
+        __u32 ns_tgid;   /* the same, as its own PID namespace numbers it */
+        __u32 pidns;     /* inode number of its PID namespace */
+        __u32 netns;     /* of its network namespace */
+        __u32 mntns;     /* of its mount namespace */
+        __u32 sb_dev;    /* the device of the sysfs superblock the write went through */
+        __u32 euid;      /* in the initial user namespace */
+        __u32 lost;      /* records the ring had no room for since the last one that fit */
+        __u32 cgroup_depth;     /* slots of cgroup filled, leaf first; 0: the root */
+        __u32 cgroup_truncated; /* 1: there were more ancestors than slots */
+        __u32 cmdline_len;      /* bytes of cmdline read */
+        __u32 pad;
+        char comm[WRITE_PROBE_COMM_LEN];
+        char cmdline[WRITE_PROBE_CMDLINE_LEN]; /* argv as in memory: NUL-separated, maybe cut */
+        char cgroup[WRITE_PROBE_CGROUP_DEPTH][WRITE_PROBE_CGROUP_NAME];
+};

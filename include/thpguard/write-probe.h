@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The BPF write probe (src/bpf/write-probe.bpf.c): a program on the return
+ * of the kernel's sysfs write, which records every write to a THP knob
+ * through any sysfs superblock, in the writer's context, into a ring buffer.
+ *
+ * Two halves. Loading it (write_probe_load()) needs CAP_BPF and CAP_PERFMON
+ * or CAP_SYS_ADMIN, BTF, fexit and the ring buffer (Linux 5.8+): the unit's
+ * privileged ExecStartPre= or, by hand and in a pod, the daemon before it
+ * drops. What comes of it is two file descriptors, the link (the program
+ * stays attached while it is open) and the ring. Reading the ring
+ * (WriteProbe) needs no privilege and no bpf() call: the ring is mapped,
+ * and poll() on its fd says when a record is in. So the daemon, with no
+ * capability and a seccomp filter without bpf(), reads it as it would a
+ * pipe.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thpguard/macro.h"
+#include "thpguard/write-probe-record.h"
+#include "thpguard/writer.h"
+
+/* The names the two fds carry through the service's fd store (FDNAME=). */
+#define WRITE_PROBE_FDNAME_LINK "thpguard-write-probe-link"
+#define WRITE_PROBE_FDNAME_RING "thpguard-write-probe-ring"
+
+typedef struct WriteProbeFds {
+        int link_fd;
+        int ring_fd;
+} WriteProbeFds;
+
+/*
+ * Loads and attaches the probe, filtered in the kernel to the regular files
+ * with a write bit below thp_dir (any knob a policy can name, so that a
+ * reload needs nothing of it): on fexit of the kernfs write, else on the
+ * syscall-exit raw tracepoint (src/bpf/write-probe.bpf.c says when). 0 and
+ * the fds (close-on-exec) in *ret, why[] the hook ("fexit" or
+ * "syscall-exit"); or -errno with why[] saying what was missing (no BTF, a
+ * refused load). -EOPNOTSUPP: built without BPF.
+ */
+int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t why_size);
+
+/*
+ * Whether fd is what its name says: a BPF ring buffer of the probe's size
+ * (from /proc/self/fdinfo, parsed by write_probe_fdinfo_parse()), or a
+ * BPF link. 0, or
+ * -EBADF / -EINVAL for anything else.
+ */
+int write_probe_check_ring_fd(int fd);
+int write_probe_check_link_fd(int fd);
+
+/* What /proc/self/fdinfo/FD says of a BPF object: map_type and max_entries, or link_type. */
+typedef struct WriteProbeFdinfo {
+        bool is_map;
+        uint32_t map_type;
+        uint64_t max_entries;
+        bool is_link;
+        char link_type[32];
+} WriteProbeFdinfo;
+
+int write_probe_fdinfo_parse(const char *buf, size_t len, WriteProbeFdinfo *ret);
+
+typedef struct WriteProbe WriteProbe;
+
+/* The reader of the ring; takes the fds (closes them on failure too). */
+int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret);
+WriteProbe *write_probe_free(WriteProbe *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(WriteProbe *, write_probe_free);
+
+/* poll() it for POLLIN: a record is in. */
+int write_probe_fd(const WriteProbe *p);
+
+/*
+ * The next record, copied out of the ring into *ret: 1; 0 when the ring is
+ * empty. A record the program did not write (any other length) is skipped.
+ */
+_hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret);
+
+/*
+ * The writer a record names, every byte of it escaped: its pid as the node
+ * numbers it (as the daemon numbers it when both share a PID namespace),
+ * comm, command line, euid, cgroup path and from it unit, pod and
+ * container, network namespace.
+ */
+void write_probe_writer(const struct write_probe_record *r, Writer *ret);
+
+/* Whether the record is of a write by the process whose own PID namespace numbers it pid in pidns. */
+bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, uint32_t pid);

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unprivileged half of the BPF write probe (write-probe.h): the checks
+ * of the fds it was handed, the reader of its ring, and what a record says
+ * of its writer. The ring is read the way libbpf's ring_buffer__poll()
+ * reads it, by hand, so that the daemon needs no bpf() call and no libbpf:
+ * a consumer page it writes, a producer page and the data it only reads.
+ */
+#include "thpguard/write-probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "thpguard/escape.h"
+#include "thpguard/fileio.h"
+#include "thpguard/number.h"
+
+/* include/uapi/linux/bpf.h, stable ABI */
+#define RINGBUF_MAP_TYPE     27 /* BPF_MAP_TYPE_RINGBUF */
+#define RINGBUF_BUSY_BIT     (1U << 31)
+#define RINGBUF_DISCARD_BIT  (1U << 30)
+#define RINGBUF_HEADER_BYTES 8
+
+/* "key:\tvalue" lines; a value that is not a number where one is wanted is an error. */
+int write_probe_fdinfo_parse(const char *buf, size_t len, WriteProbeFdinfo *ret) {
+        WriteProbeFdinfo info = {};
+        size_t at = 0;
+
+        while (at < len) {
+                const char *line = buf + at, *nl = memchr(line, '\n', len - at), *colon;
+                size_t n = nl ? (size_t)(nl - line) : len - at, vlen;
+                const char *v;
+                char value[32];
+
+                at += n + 1;
+                colon = memchr(line, ':', n);
+                if (!colon)
+                        continue;
+                v = colon + 1;
+                while (v < line + n && (*v == '\t' || *v == ' '))
+                        v++;
+                vlen = (size_t)(line + n - v);
+                if (vlen >= sizeof(value))
+                        continue;
+                memcpy(value, v, vlen);
+                value[vlen] = '\0';
+#define KEY_IS(k) ((size_t)(colon - line) == STRLEN(k) && memcmp(line, k, STRLEN(k)) == 0)
+                if (KEY_IS("map_type")) {
+                        uint64_t t;
+
+                        if (number_parse_u64(value, vlen, &t) < 0 || t > UINT32_MAX)
+                                return -EINVAL;
+                        info.is_map = true;
+                        info.map_type = (uint32_t)t;
+                } else if (KEY_IS("max_entries")) {
+                        if (number_parse_u64(value, vlen, &info.max_entries) < 0)
+                                return -EINVAL;
+                } else if (KEY_IS("link_type")) {
+                        info.is_link = true;
+                        snprintf(info.link_type, sizeof(info.link_type), "%s", value);
+                }
+#undef KEY_IS
+        }
+        *ret = info;
+        return 0;
+}
+
+static int read_fdinfo(int fd, WriteProbeFdinfo *ret) {
+        _cleanup_close_ int info = -EBADF;
+        char path[64], buf[1024];
+        ssize_t n;
+
+        /* Our own fd's: /proc/self is the kernel's view of us, not a path anyone else chose. */
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        info = open(path, O_RDONLY | O_CLOEXEC);
+        if (info < 0)
+                return -errno;
+        n = read(info, buf, sizeof(buf));
+        if (n < 0)
+                return -errno;
+        return write_probe_fdinfo_parse(buf, (size_t)n, ret);
+}
+
+int write_probe_check_ring_fd(int fd) {
+        WriteProbeFdinfo info;
+        int r = read_fdinfo(fd, &info);
+
+        if (r < 0)
+                return r == -ENOENT ? -EBADF : r;
+        if (!info.is_map || info.map_type != RINGBUF_MAP_TYPE || info.max_entries != WRITE_PROBE_RING_BYTES)
+                return -EINVAL;
+        return 0;
+}
+
+int write_probe_check_link_fd(int fd) {
+        char path[64], target[64];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        n = readlink(path, target, sizeof(target) - 1);
+        if (n < 0)
+                return errno == ENOENT ? -EBADF : -errno;
+        target[n] = '\0';
+        return strcmp(target, "anon_inode:bpf_link") == 0 ? 0 : -EINVAL;
+}
+
+struct WriteProbe {
+        int link_fd; /* held only: while it is open, the program stays attached */
+        int ring_fd;
+        size_t page;
+        unsigned long *consumer_pos;       /* the page we write */
+        const unsigned long *producer_pos; /* the kernel's */
+        const uint8_t *data;               /* mapped twice over, so a record that wraps reads whole */
+        size_t producer_map_bytes;
+};
+
+int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
+        WriteProbe *p = calloc(1, sizeof(*p));
+        int ring_fd = fds->ring_fd;
+        void *c, *prod;
+
+        if (!p) {
+                close(fds->link_fd);
+                close(fds->ring_fd);
+                return -ENOMEM;
+        }
+        p->link_fd = fds->link_fd;
+        p->ring_fd = ring_fd;
+        p->page = (size_t)sysconf(_SC_PAGESIZE);
+        c = mmap(NULL, p->page, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
+        if (c == MAP_FAILED) {
+                int r = -errno;
+
+                write_probe_free(p);
+                return r;
+        }
+        p->consumer_pos = c;
+        p->producer_map_bytes = p->page + 2 * (size_t)WRITE_PROBE_RING_BYTES;
+        prod = mmap(NULL, p->producer_map_bytes, PROT_READ, MAP_SHARED, ring_fd, (off_t)p->page);
+        if (prod == MAP_FAILED) {
+                int r = -errno;
+
+                write_probe_free(p);
+                return r;
+        }
+        p->producer_pos = prod;
+        p->data = (const uint8_t *)prod + p->page;
+        *ret = p;
+        return 0;
+}
+
+WriteProbe *write_probe_free(WriteProbe *p) {
+        if (!p)
+                return NULL;
+        if (p->producer_pos)
+                munmap((void *)p->producer_pos, p->producer_map_bytes);
+        if (p->consumer_pos)
+                munmap(p->consumer_pos, p->page);
+        if (p->ring_fd >= 0)
+                close(p->ring_fd);
+        if (p->link_fd >= 0)
+                close(p->link_fd);
+        free(p);
+        return NULL;
+}
+
+int write_probe_fd(const WriteProbe *p) {
+        return p->ring_fd;
+}
+
+_hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret) {
+        const size_t mask = WRITE_PROBE_RING_BYTES - 1;
+        unsigned long cons = __atomic_load_n(p->consumer_pos, __ATOMIC_ACQUIRE);
+
+        for (;;) {
+                unsigned long prod = __atomic_load_n(p->producer_pos, __ATOMIC_ACQUIRE);
+                const uint32_t *header;
+                uint32_t len, bytes;
+                bool take;
+
+                if (cons >= prod)
+                        return 0;
+                header = (const uint32_t *)(p->data + (cons & mask));
+                len = __atomic_load_n(header, __ATOMIC_ACQUIRE);
+                if (len & RINGBUF_BUSY_BIT) /* reserved, not submitted yet */
+                        return 0;
+                take = !(len & RINGBUF_DISCARD_BIT);
+                len &= ~(RINGBUF_BUSY_BIT | RINGBUF_DISCARD_BIT);
+                if (len > WRITE_PROBE_RING_BYTES) /* not the kernel's: stop rather than read past the ring */
+                        return 0;
+                bytes = (len + RINGBUF_HEADER_BYTES + 7) & ~7U;
+                take = take && len == sizeof(*ret);
+                if (take)
+                        memcpy(ret, (const uint8_t *)header + RINGBUF_HEADER_BYTES, sizeof(*ret));
+                cons += bytes;
+                __atomic_store_n(p->consumer_pos, cons, __ATOMIC_RELEASE);
+                if (take)
+                        return 1;
+        }
+}
+
+bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, uint32_t pid) {
+        return r->pidns == pidns && r->ns_tgid == pid;
+}
+
+/* "/a/b/c" from the leaf-first slots, "/..." in front when ancestors did not fit. */
+static void cgroup_path(const struct write_probe_record *r, char *buf, size_t size) {
+        size_t at = 0;
+        unsigned depth = r->cgroup_depth > WRITE_PROBE_CGROUP_DEPTH ? WRITE_PROBE_CGROUP_DEPTH : r->cgroup_depth;
+
+        buf[0] = '\0';
+        if (r->cgroup_truncated && at + 4 < size) {
+                memcpy(buf, "/...", 4);
+                at = 4;
+        }
+        for (unsigned i = depth; i-- > 0;) {
+                size_t n = strnlen(r->cgroup[i], WRITE_PROBE_CGROUP_NAME);
+
+                if (at + 1 + n >= size)
+                        break;
+                buf[at++] = '/';
+                memcpy(buf + at, r->cgroup[i], n);
+                at += n;
+        }
+        if (at == 0 && size > 1)
+                buf[at++] = '/';
+        buf[at] = '\0';
+}
+
+void write_probe_writer(const struct write_probe_record *r, Writer *ret) {
+        char path[WRITE_PROBE_CGROUP_DEPTH * (WRITE_PROBE_CGROUP_NAME + 1) + 8];
+        Writer w = { .pid = (pid_t)r->tgid, .uid = r->euid, .uid_known = true, .netns = r->netns };
+        size_t cmdline_len = r->cmdline_len > sizeof(r->cmdline) ? sizeof(r->cmdline) : r->cmdline_len;
+
+        escape_printable(r->comm, strnlen(r->comm, sizeof(r->comm)), w.comm, sizeof(w.comm));
+        if (cmdline_len > 0)
+                writer_set_cmdline(&w, r->cmdline, cmdline_len, cmdline_len == sizeof(r->cmdline));
+        cgroup_path(r, path, sizeof(path));
+        /* Escaped there, and each slot is the kernel's kernfs name, cut at the slot's end. */
+        writer_set_cgroup(&w, path);
+        *ret = w;
+}
