@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The corrector: a thread that blocks in read() on the knob directories'
- * inotify watch and corrects a drifted knob the moment the event is in,
- * before the loop hears of it. The loop (daemon.c) then writes the records,
+ * inotify watch (and, with the BPF write probe in force, in poll() on the
+ * probe's ring beside it) and corrects a drifted knob the moment the event
+ * is in, before the loop hears of it. The loop (daemon.c) then writes the records,
  * counts fights and looks writers up, from the outcomes kept here.
  *
  * Why a thread of its own and not the loop's inotify source: an isolated
@@ -84,15 +85,19 @@ _hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
 }
 
 /*
- * One batch of events, under the lock: every knob it names is corrected
- * before anything else is done. Returns whether we wrote.
+ * One batch of events, under the lock: inotify's in buf, and the probe's
+ * records when probe says its ring has some. Every knob they name is
+ * corrected before anything else is done. Returns whether we wrote.
  */
-_hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n) {
-        bool named[d->policy->n_knobs + 1], wrote = false;
+_hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool probe) {
+        bool named[d->policy->n_knobs + 1], by_probe[d->policy->n_knobs + 1], wrote = false;
         size_t offset = 0;
         WatchEvent ev;
 
         memset(named, 0, sizeof(named));
+        memset(by_probe, 0, sizeof(by_probe));
+        if (probe)
+                daemon_probe_take(d, by_probe);
         while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
                 d->corrector_overflow |= ev.overflow;
                 if (ev.dir)
@@ -104,13 +109,15 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n) {
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 TrackedKnob *rt = &d->knobs[i];
 
-                if (!named[i])
+                if (!named[i] && !by_probe[i])
                         continue;
                 /* An outcome the loop has not taken yet is kept: the loop checks the knob again itself. */
                 if (rt->corrector_has_outcome)
                         rt->corrector_recheck = true;
                 else if (daemon_correct_knob(d, i, &rt->corrector_outcome)) {
                         rt->corrector_has_outcome = true;
+                        /* What woke us first: a write inotify never saw was through another mount. */
+                        rt->corrector_trigger = named[i] ? TRIGGER_INOTIFY : TRIGGER_BPF;
                         wrote |= rt->corrector_outcome.written;
                 }
         }
@@ -141,21 +148,27 @@ static bool sleep_until(Daemon *d, uint64_t usec) {
 
 /*
  * Waits for the next events on the watch, fd, into buf: a blocking read(),
- * or with writer attribution, poll() on the watch and the gate's open
- * notices too. A notice only wakes us: next to the opener, about to write.
+ * or poll() on the watch and the gate's open notices or the probe's ring
+ * too. A notice only wakes us: next to the opener, about to write. 0 with
+ * *ret_probe: only the ring has something.
  */
-_hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size) {
-        struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
-                               { .fd = d->open_notice_fd, .events = POLLIN } };
+_hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, bool *ret_probe) {
+        struct pollfd p[3] = { { .fd = fd, .events = POLLIN },
+                               { .fd = d->open_notice_fd, .events = POLLIN },
+                               { .fd = daemon_write_probe_fd(d), .events = POLLIN } };
         char notices[64];
 
-        if (d->open_notice_fd < 0)
+        *ret_probe = false;
+        if (p[1].fd < 0 && p[2].fd < 0)
                 return read(fd, buf, size);
-        if (poll(p, 2, -1) < 0)
+        if (poll(p, ELEMENTSOF(p), -1) < 0)
                 return -1;
         if (p[1].revents & POLLIN)
                 (void)!read(d->open_notice_fd, notices, sizeof(notices));
+        *ret_probe = p[2].revents & POLLIN;
         if (!(p[0].revents & POLLIN)) {
+                if (*ret_probe)
+                        return 0;
                 errno = EINTR; /* nothing to read yet */
                 return -1;
         }
@@ -185,22 +198,23 @@ _hot_ static void *corrector_main(void *userdata) {
         (void)pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
         while (!atomic_load(&d->corrector_stop)) {
                 uint64_t one = 1, resume;
+                bool wrote, probe, failed;
                 ssize_t n;
-                bool wrote;
                 int error;
 
-                n = wait_for_events(d, fd, buf, sizeof(buf));
+                n = wait_for_events(d, fd, buf, sizeof(buf), &probe);
                 if (n < 0 && errno == EINTR)
                         continue;
                 atomic_store(&d->corrector_busy, true);
                 error = n < 0 ? -errno : -EIO;
+                failed = n < 0 || (n == 0 && !probe);
 
                 pthread_mutex_lock(&d->lock);
-                if (n <= 0) {
+                if (failed) {
                         d->corrector_error = error;
                         wrote = false;
                 } else
-                        wrote = correct_batch(d, buf, (size_t)n);
+                        wrote = correct_batch(d, buf, (size_t)n, probe);
                 resume = ratelimit_count(&d->corrector_ratelimit, now_usec(CLOCK_MONOTONIC));
                 atomic_store(&d->corrector_busy, false);
                 pthread_mutex_unlock(&d->lock);
@@ -212,7 +226,7 @@ _hot_ static void *corrector_main(void *userdata) {
                 if (wrote)
                         sched_yield();
                 (void)!write(d->corrector_fd, &one, sizeof(one));
-                if (n <= 0)
+                if (failed)
                         break; /* the loop stops the daemon */
                 /*
                  * A writer looping flat out raises IN_MODIFY as fast as it
@@ -263,12 +277,15 @@ void daemon_corrector_stop(Daemon *d) {
         d->corrector_running = false;
 }
 
-bool daemon_corrector_take(Daemon *d, size_t i, EnforceOutcome *ret_outcome, bool *ret_recheck) {
+bool daemon_corrector_take(Daemon *d, size_t i, EnforceOutcome *ret_outcome, Trigger *ret_trigger,
+                           bool *ret_recheck) {
         TrackedKnob *rt = &d->knobs[i];
         bool has = rt->corrector_has_outcome;
 
-        if (has)
+        if (has) {
                 *ret_outcome = rt->corrector_outcome;
+                *ret_trigger = rt->corrector_trigger;
+        }
         *ret_recheck = rt->corrector_recheck;
         rt->corrector_has_outcome = rt->corrector_recheck = false;
         return has;

@@ -37,6 +37,7 @@
 #include "thpguard/sysfs.h"
 #include "thpguard/trigger.h"
 #include "thpguard/watch.h"
+#include "thpguard/write-probe.h"
 #include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
 
@@ -79,7 +80,12 @@ typedef struct TrackedKnob {
         bool record_pending;
         WriterTallies writes;
 
+        /* The probe's last record of a foreign write to it, kept by the corrector for the loop (daemon-writers.c). */
+        struct write_probe_record probe_record;
+        bool probe_record_fresh;
+
         /* The corrector's (daemon-corrector.c), under Daemon.lock. */
+        Trigger corrector_trigger;  /* what woke it: inotify or the probe */
         bool corrector_has_outcome; /* corrector_outcome waits for the loop */
         bool corrector_recheck;     /* an event came while it waited: the loop checks the knob */
         EnforceOutcome corrector_outcome;
@@ -141,7 +147,13 @@ struct Daemon {
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         NfdFile *nfd;                 /* the feature file (daemon-nfd.c); NULL when none */
 
-        /* Writer attribution (daemon-writers.c): off when write_fd < 0. */
+        /* Writer attribution (daemon-writers.c): the probe, else the fanotify groups; off when neither. */
+        WriteSource write_source;   /* in force: bpf, fanotify or none */
+        char write_source_hook[16]; /* the probe's: "fexit" or "syscall-exit"; "" */
+        WriteProbe *probe;          /* read by the corrector thread, under the lock */
+        uint32_t self_pidns;        /* our PID namespace's inode: our own writes are not foreign */
+        uint64_t probe_lost;        /* records the ring had no room for (the corrector's, under the lock) */
+        bool probe_lost_logged;
         int write_fd;     /* the write group, read when a record is written */
         int gate_fd;      /* the open group: opened by daemon_new() while it may, taken by the gate in
                              daemon_start() */
@@ -170,9 +182,12 @@ void daemon_corrector_stop(Daemon *d);
 bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret);
 /* The same, whatever the backoff says: a fight's window closing. */
 void daemon_enforce_knob(Daemon *d, size_t i, EnforceOutcome *ret);
-/* Under the lock: the thread's outcome for knob i, if one waits; *ret_recheck if the loop must look itself.
+/*
+ * Under the lock: the thread's outcome for knob i and what woke it, if one
+ * waits; *ret_recheck if the loop must look itself.
  */
-bool daemon_corrector_take(Daemon *d, size_t i, EnforceOutcome *ret_outcome, bool *ret_recheck);
+bool daemon_corrector_take(Daemon *d, size_t i, EnforceOutcome *ret_outcome, Trigger *ret_trigger,
+                           bool *ret_recheck);
 
 /* daemon.c (and daemon.h) */
 unsigned daemon_check_all(Daemon *d, Trigger t);
@@ -187,6 +202,13 @@ int daemon_setup_reload(Daemon *d);
 
 /* daemon-writers.c */
 void daemon_open_writer_events(Daemon *d);
+/*
+ * The corrector's, under the lock: takes every record in the probe's ring,
+ * keeps each foreign write's record for its knob's record, and marks in
+ * named the knobs written. Never blocks.
+ */
+void daemon_probe_take(Daemon *d, bool *named);
+int daemon_write_probe_fd(const Daemon *d);
 int daemon_setup_writer_gate(Daemon *d);
 void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret);
 void daemon_writers_mark(Daemon *d, size_t i);

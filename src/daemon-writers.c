@@ -1,6 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Who wrote a knob. Two fanotify groups mark every managed knob file
+ * Who wrote a knob, from one of two write sources (write-source.h); the
+ * loop asks the same questions of both (daemon_writer_of() and the rest)
+ * and does not know which is in force.
+ *
+ * The BPF write probe (write-probe.h) sees every write, through any sysfs
+ * mount, and names its writer from the kernel as it writes: the corrector
+ * thread reads the ring, corrects, and keeps each knob's last record here
+ * for the loop. Nobody is ever held.
+ *
+ * Else two fanotify groups mark every managed knob file
  * (writer-events.h): the gate (writer-gate.h), a process of its own, holds
  * each open until it has looked the opener up, and the write group names the
  * pid of every write. The loop reads the write group only when it writes a
@@ -29,6 +38,60 @@ static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
                     d->knobs[i].marked_ino == ino)
                         return i;
         return SIZE_MAX;
+}
+
+/* By inode alone: a write through another sysfs mount has another device, the same kernfs inode. */
+_hot_ static size_t knob_of_inode(Daemon *d, uint64_t ino) {
+        for (size_t i = 0; i < d->policy->n_knobs; i++)
+                if (d->knobs[i].marked_opened && d->knobs[i].marked_ino == ino)
+                        return i;
+        return SIZE_MAX;
+}
+
+_hot_ void daemon_probe_take(Daemon *d, bool *named) {
+        struct write_probe_record r;
+
+        while (write_probe_next(d->probe, &r) > 0) {
+                size_t i;
+
+                d->probe_lost += r.lost;
+                /* Our own corrections: the corrector's, the loop's. */
+                if (write_probe_record_is(&r, d->self_pidns, (uint32_t)d->self_pid))
+                        continue;
+                i = knob_of_inode(d, r.ino);
+                if (i == SIZE_MAX)
+                        continue;
+                named[i] = true;
+                d->knobs[i].probe_record = r;
+                d->knobs[i].probe_record_fresh = true;
+        }
+}
+
+int daemon_write_probe_fd(const Daemon *d) {
+        return d->probe ? write_probe_fd(d->probe) : -1;
+}
+
+/* The probe's record of knob i's last foreign write, as the knob's writer (under the lock). */
+static void take_probe_record(Daemon *d, size_t i) {
+        TrackedKnob *rt = &d->knobs[i];
+        char label[WRITER_LABEL_MAX];
+
+        if (d->probe_lost > 0 && !d->probe_lost_logged) {
+                log_plain(&d->log, LOG_WARNING,
+                          "writes came faster than the BPF write probe's ring is read: %" PRIu64
+                          " were not attributed to their writer (they were corrected)",
+                          d->probe_lost);
+                d->probe_lost_logged = true;
+        }
+        if (!rt->probe_record_fresh)
+                return;
+        rt->probe_record_fresh = false;
+        write_probe_writer(&rt->probe_record, &rt->writer);
+        rt->writer_fresh = true;
+        rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
+        writer_label(&rt->writer, label, sizeof(label));
+        writer_tally_add(&rt->writes, label);
+        d->metrics_dirty = true;
 }
 
 /*
@@ -122,13 +185,16 @@ static void drain(Daemon *d) {
 }
 
 bool daemon_writers_on(const Daemon *d) {
-        return d->write_fd >= 0;
+        return d->probe || d->write_fd >= 0;
 }
 
 const Writer *daemon_writer_of(Daemon *d, size_t i) {
-        if (d->write_fd < 0)
+        if (d->probe)
+                take_probe_record(d, i);
+        else if (d->write_fd >= 0)
+                drain(d);
+        else
                 return NULL;
-        drain(d);
         return d->knobs[i].writer_fresh ? &d->knobs[i].writer : NULL;
 }
 
@@ -145,17 +211,20 @@ const Writer *daemon_writer_of(Daemon *d, size_t i) {
 const Writer *daemon_writer_just_before(Daemon *d, size_t i) {
         const TrackedKnob *rt = &d->knobs[i];
 
-        if (d->write_fd < 0 || rt->writer.pid <= 0 ||
+        if (!daemon_writers_on(d) || rt->writer.pid <= 0 ||
             now_usec(CLOCK_MONOTONIC) - rt->writer_seen_usec > WRITER_JUST_BEFORE_USEC)
                 return NULL;
         return &rt->writer;
 }
 
 void daemon_writer_forget(Daemon *d, size_t i) {
-        if (d->write_fd < 0)
+        if (!daemon_writers_on(d))
                 return;
         /* A write of the policy's own value is no drift: its writer must not be blamed for a later one. */
-        drain(d);
+        if (d->probe)
+                take_probe_record(d, i);
+        else
+                drain(d);
         d->knobs[i].writer_fresh = false;
 }
 
@@ -164,14 +233,15 @@ void daemon_writers_mark(Daemon *d, size_t i) {
         struct stat st;
         int r;
 
-        if (d->write_fd < 0 || rt->file.fd < 0 || rt->marked_opened == rt->file.opened)
+        if (!daemon_writers_on(d) || rt->file.fd < 0 || rt->marked_opened == rt->file.opened)
                 return;
         rt->marked_opened = rt->file.opened;
         if (fstat(rt->file.fd, &st) < 0) {
                 rt->marked_opened = 0;
                 return;
         }
-        r = writer_events_mark(d->write_fd, rt->file.fd);
+        /* The probe's filter holds every knob already: its records are matched by inode. */
+        r = d->probe ? 0 : writer_events_mark(d->write_fd, rt->file.fd);
         if (r >= 0 && d->gate)
                 r = writer_gate_mark(d->gate, rt->file.fd);
         if (r < 0) {
@@ -237,28 +307,70 @@ void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret) {
                 *ret = d->gate_counters;
 }
 
+/* The one line that says which source is in force, and what it sees. */
+static void log_write_source(Daemon *d, const WriterGroups *g) {
+        LogField f[] = { { "THPGUARD_WRITE_SOURCE", write_source_to_string(d->write_source) } };
+
+        if (d->write_source == WRITE_SOURCE_BPF) {
+                log_event(&d->log, LOG_INFO, NULL, f, ELEMENTSOF(f),
+                          "write source: bpf (%s): every write to a knob, through any sysfs mount of any "
+                          "network namespace, is seen and its writer named",
+                          d->write_source_hook[0] ? d->write_source_hook : "passed in");
+                return;
+        }
+        if (d->write_source == WRITE_SOURCE_FANOTIFY)
+                log_event(&d->log, LOG_INFO, NULL, f, ELEMENTSOF(f),
+                          "write source: fanotify (no BPF write probe: %s): writes through this sysfs mount "
+                          "are seen and named; one through another mount (a pod's own /sys) waits for the "
+                          "recheck",
+                          g->probe_why[0] ? g->probe_why : strerror(-g->probe_error));
+        else
+                log_event(&d->log, LOG_INFO, NULL, f, ELEMENTSOF(f),
+                          "write source: none (no BPF write probe: %s; fanotify_init: %s%s): drifts are "
+                          "corrected as always, without naming the writer",
+                          g->probe_why[0] ? g->probe_why : strerror(-g->probe_error), strerror(-g->write_fd),
+                          g->write_fd == -EPERM ? ", it needs CAP_SYS_ADMIN" : "");
+}
+
+/* Our PID namespace: a write the probe records with our pid in it is our own. */
+static uint32_t own_pid_namespace(void) {
+        struct stat st;
+
+        return stat("/proc/self/ns/pid", &st) == 0 ? (uint32_t)st.st_ino : 0;
+}
+
 /*
- * At startup, while we still may: both groups, from the unit's file
- * descriptor store or opened here. The capabilities are dropped right
- * after, by daemon_new(), whether the groups could be had or not.
+ * At startup, while we still may: the probe or both groups, from the
+ * unit's file descriptor store or loaded and opened here. The capabilities
+ * are dropped right after, by daemon_new(), whatever could be had.
  */
 void daemon_open_writer_events(Daemon *d) {
+        WriteSource want = d->options->write_source;
         WriterGroups g;
         int r;
 
         d->self_pid = getpid();
+        d->self_pidns = own_pid_namespace();
         r = writer_groups_take_stored(&g);
         if (r <= 0)
-                writer_groups_open(&g);
+                writer_groups_open(want, d->sysfs->thp_dir, &g);
+        if (g.probe_error == 0) {
+                WriteProbeFds fds = g.probe;
+
+                snprintf(d->write_source_hook, sizeof(d->write_source_hook), "%.15s",
+                         strcmp(g.probe_why, "passed in") == 0 ? "" : g.probe_why);
+                r = write_probe_new(&fds, &d->probe);
+                if (r < 0) {
+                        g.probe_error = r;
+                        snprintf(g.probe_why, sizeof(g.probe_why), "cannot map its ring: %s", strerror(-r));
+                }
+        }
         d->write_fd = g.write_fd;
         d->gate_fd = g.open_fd;
-        if (d->write_fd < 0) {
-                log_plain(&d->log, LOG_INFO,
-                          "writer attribution is off: fanotify_init: %s%s; drifts are corrected as "
-                          "always, without naming the writer",
-                          strerror(-d->write_fd), d->write_fd == -EPERM ? " (it needs CAP_SYS_ADMIN)" : "");
+        d->write_source = d->probe ? WRITE_SOURCE_BPF : d->write_fd >= 0 ? WRITE_SOURCE_FANOTIFY : WRITE_SOURCE_NONE;
+        log_write_source(d, &g);
+        if (d->write_source != WRITE_SOURCE_FANOTIFY)
                 return;
-        }
         if (d->gate_fd == -ENOENT) /* the store gave the write group alone */
                 log_plain(
                     &d->log, LOG_INFO,
@@ -300,6 +412,7 @@ int daemon_setup_writer_gate(Daemon *d) {
 }
 
 void daemon_writers_free(Daemon *d) {
+        d->probe = write_probe_free(d->probe);
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);
         d->gate = writer_gate_free(d->gate);

@@ -263,18 +263,19 @@ static void await_writers(Daemon *d, bool on) {
                 (void)sd_event_source_set_enabled(d->late_write_timer, SD_EVENT_OFF);
                 return;
         }
-        if (!d->late_write_source) {
+        /* The probe's records come through the corrector thread, which wakes the loop itself (take_corrections()). */
+        if (!d->late_write_source && d->write_fd >= 0) {
                 r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
                 if (r >= 0)
-                        r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec,
-                                              USEC_PER_MSEC, on_late_write_timer, d);
-                if (r >= 0) {
                         (void)sd_event_source_set_description(d->late_write_source, "writer-late-event");
-                        (void)sd_event_source_set_description(d->late_write_timer,
-                                                              "writer-late-event-timer");
-                }
         }
-        if (r >= 0)
+        if (r >= 0 && !d->late_write_timer) {
+                r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec, USEC_PER_MSEC,
+                                      on_late_write_timer, d);
+                if (r >= 0)
+                        (void)sd_event_source_set_description(d->late_write_timer, "writer-late-event-timer");
+        }
+        if (r >= 0 && d->late_write_source)
                 r = sd_event_source_set_enabled(d->late_write_source, SD_EVENT_ON);
         if (r < 0) {
                 /* Nothing would ever write the record: write it now, writer unknown. */
@@ -532,8 +533,10 @@ static void take_corrections(Daemon *d) {
         uint64_t now = event_now(d->event, CLOCK_MONOTONIC);
 
         for (size_t i = 0; i < n; i++) {
-                if (daemon_corrector_take(d, i, &o[i], &recheck[i]))
-                        report_one(d, i, TRIGGER_INOTIFY, now, &o[i]);
+                Trigger t;
+
+                if (daemon_corrector_take(d, i, &o[i], &t, &recheck[i]))
+                        report_one(d, i, t, now, &o[i]);
                 any_recheck |= recheck[i];
         }
         if (d->corrector_lost_dir[0] && !d->watch_lost_logged) {
@@ -554,6 +557,8 @@ static void take_corrections(Daemon *d) {
                 d->metrics_dirty = true;
         } else if (any_recheck)
                 check_knobs(d, recheck, TRIGGER_INOTIFY);
+        /* The probe's record of a write may come after inotify's event: a record waiting for it goes now. */
+        flush_records(d, false);
 }
 
 static int on_corrector(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -56,6 +56,7 @@ typedef struct Args {
         LogTarget log_target;
         const char *metrics_file;
         const char *nfd_features_file;
+        WriteSource write_source;
 } Args;
 
 static void help(void) {
@@ -76,6 +77,10 @@ static void help(void) {
                "      --metrics-file PATH  Prometheus textfile to keep up to date\n"
                "      --nfd-features-file PATH  node-feature-discovery feature file to keep: thpguard.io/\n"
                "                         labels of the node's enabled, defrag, compliance and mode\n"
+               "      --write-source=auto|bpf|fanotify|none\n"
+               "                         what tells of writes and names writers: the BPF write\n"
+               "                         probe (every sysfs mount), fanotify (this mount only),\n"
+               "                         or neither; auto: the probe where it loads (default auto)\n"
                "      --alive            liveness probe: exit 0 if the daemon keeps the metrics file\n"
                "                         (--metrics-file, else the policy's) fresh; write nothing\n"
                "  -h, --help             show this help\n"
@@ -107,6 +112,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 ARG_METRICS_FILE,
                 ARG_NFD_FEATURES_FILE,
                 ARG_ALIVE,
+                ARG_WRITE_SOURCE,
         };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -120,6 +126,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
                 { "nfd-features-file", required_argument, NULL, ARG_NFD_FEATURES_FILE },
                 { "alive", no_argument, NULL, ARG_ALIVE },
+                { "write-source", required_argument, NULL, ARG_WRITE_SOURCE },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {},
@@ -175,6 +182,15 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                                 return -EINVAL;
                         }
                         a.metrics_file = optarg;
+                        break;
+                case ARG_WRITE_SOURCE:
+                        if (write_source_from_string(optarg, &a.write_source) < 0) {
+                                fprintf(stderr,
+                                        "thpguardd: --write-source: invalid value '%s' (expected auto, bpf, "
+                                        "fanotify or none)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
                         break;
                 case ARG_NFD_FEATURES_FILE:
                         if (optarg[0] != '/') {
@@ -336,6 +352,7 @@ static int run_daemon(const Args *a) {
                 .audit = a->audit,
                 .metrics_file = a->metrics_file,
                 .nfd_features_file = a->nfd_features_file,
+                .write_source = a->write_source,
         };
         Logger log;
 

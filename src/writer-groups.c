@@ -12,9 +12,24 @@
 
 #include "thpguard/writer-events.h"
 
-void writer_groups_open(WriterGroups *ret) {
-        ret->write_fd = writer_events_open();
-        ret->open_fd = ret->write_fd < 0 ? ret->write_fd : writer_events_open_gate();
+/* The THP directory the probe's filter is filled from, where the unit runs the loader. */
+#define HOST_THP_DIR "/sys/kernel/mm/transparent_hugepage"
+
+void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret) {
+        WriterGroups g = { .probe = { -ENOENT, -ENOENT }, .probe_error = -ENOENT, .write_fd = -ENOENT,
+                           .open_fd = -ENOENT };
+
+        if (want == WRITE_SOURCE_AUTO || want == WRITE_SOURCE_BPF) {
+                g.probe_error = write_probe_load(thp_dir, &g.probe, g.probe_why, sizeof(g.probe_why));
+                if (g.probe_error < 0)
+                        g.probe.link_fd = g.probe.ring_fd = g.probe_error;
+        } else
+                snprintf(g.probe_why, sizeof(g.probe_why), "--write-source=%s", write_source_to_string(want));
+        if (g.probe_error < 0 && (want == WRITE_SOURCE_AUTO || want == WRITE_SOURCE_FANOTIFY)) {
+                g.write_fd = writer_events_open();
+                g.open_fd = g.write_fd < 0 ? g.write_fd : writer_events_open_gate();
+        }
+        *ret = g;
 }
 
 /* Sends fd to the service manager's store under name, and closes our copy either way. */
@@ -29,10 +44,21 @@ static int store_and_close(int fd, const char *name) {
         return r < 0 ? r : r == 0 ? -ENOTCONN : 0;
 }
 
-int writer_groups_store(WriterGroups *ret) {
+int writer_groups_store(WriteSource want, WriterGroups *ret) {
         WriterGroups g;
 
-        writer_groups_open(&g);
+        writer_groups_open(want, HOST_THP_DIR, &g);
+        if (g.probe_error == 0) {
+                /* The ring first: a link alone is of no use to the daemon (writer_groups_take_stored()). */
+                g.probe.ring_fd = store_and_close(g.probe.ring_fd, WRITE_PROBE_FDNAME_RING);
+                if (g.probe.ring_fd < 0) {
+                        close(g.probe.link_fd);
+                        g.probe.link_fd = g.probe.ring_fd;
+                } else
+                        g.probe.link_fd = store_and_close(g.probe.link_fd, WRITE_PROBE_FDNAME_LINK);
+                *ret = g;
+                return g.probe.ring_fd < 0 ? g.probe.ring_fd : g.probe.link_fd < 0 ? g.probe.link_fd : 0;
+        }
         if (g.write_fd >= 0)
                 g.write_fd = store_and_close(g.write_fd, WRITER_GROUP_FDNAME_WRITE);
         /* The open group alone is of no use to the daemon (writer_groups_take_stored()). */
@@ -64,8 +90,15 @@ static void unstore(const char *name) {
         (void)sd_notify(0, msg);
 }
 
+static bool take_probe_fd(int fd, bool ring) {
+        if ((ring ? write_probe_check_ring_fd(fd) : write_probe_check_link_fd(fd)) < 0)
+                return false;
+        return fcntl(fd, F_SETFD, FD_CLOEXEC) == 0;
+}
+
 int writer_groups_take_stored(WriterGroups *ret) {
-        WriterGroups g = { .write_fd = -ENOENT, .open_fd = -ENOENT };
+        WriterGroups g = { .probe = { -ENOENT, -ENOENT }, .probe_error = -ENOENT, .write_fd = -ENOENT,
+                           .open_fd = -ENOENT };
         char **names = NULL;
         int n;
 
@@ -75,12 +108,21 @@ int writer_groups_take_stored(WriterGroups *ret) {
         for (int i = 0; i < n; i++) {
                 int fd = SD_LISTEN_FDS_START + i, *slot = NULL;
                 const char *name = names ? names[i] : NULL;
+                bool taken = false;
 
                 if (name && strcmp(name, WRITER_GROUP_FDNAME_WRITE) == 0 && g.write_fd < 0)
                         slot = &g.write_fd;
                 else if (name && strcmp(name, WRITER_GROUP_FDNAME_OPEN) == 0 && g.open_fd < 0)
                         slot = &g.open_fd;
-                if (slot && take_group(fd))
+                else if (name && strcmp(name, WRITE_PROBE_FDNAME_RING) == 0 && g.probe.ring_fd < 0)
+                        slot = &g.probe.ring_fd;
+                else if (name && strcmp(name, WRITE_PROBE_FDNAME_LINK) == 0 && g.probe.link_fd < 0)
+                        slot = &g.probe.link_fd;
+                if (slot == &g.probe.ring_fd || slot == &g.probe.link_fd)
+                        taken = take_probe_fd(fd, slot == &g.probe.ring_fd);
+                else if (slot)
+                        taken = take_group(fd);
+                if (taken)
                         *slot = fd;
                 else
                         close(fd);
@@ -90,6 +132,24 @@ int writer_groups_take_stored(WriterGroups *ret) {
         for (int i = 0; names && names[i]; i++)
                 free(names[i]);
         free(names);
+        if (g.probe.ring_fd >= 0 && g.probe.link_fd >= 0) {
+                /* With the probe in force the groups are not used: nobody is held. */
+                if (g.write_fd >= 0)
+                        close(g.write_fd);
+                if (g.open_fd >= 0)
+                        close(g.open_fd);
+                g.write_fd = g.open_fd = -ENOENT;
+                g.probe_error = 0;
+                snprintf(g.probe_why, sizeof(g.probe_why), "passed in");
+                *ret = g;
+                return 1;
+        }
+        /* One of the two alone is no probe. */
+        if (g.probe.ring_fd >= 0)
+                close(g.probe.ring_fd);
+        if (g.probe.link_fd >= 0)
+                close(g.probe.link_fd);
+        g.probe.ring_fd = g.probe.link_fd = -ENOENT;
         if (g.write_fd < 0) {
                 if (g.open_fd >= 0)
                         close(g.open_fd); /* the gate names writers for the write group's records only */

@@ -11,6 +11,7 @@
 
 #include "thpguard/log.h"
 #include "thpguard/macro.h"
+#include "thpguard/write-source.h"
 
 typedef struct DaemonOptions {
         const char *config;
@@ -18,6 +19,7 @@ typedef struct DaemonOptions {
         bool audit;                    /* --audit: the policy's mode is audit (policy_load_as_daemon()) */
         const char *metrics_file;      /* --metrics-file: overrides the policy's metrics_file */
         const char *nfd_features_file; /* --nfd-features-file: overrides the policy's nfd_features_file */
+        WriteSource write_source;      /* --write-source: what may tell of writes (write-source.h) */
 } DaemonOptions;
 
 typedef struct Daemon Daemon;

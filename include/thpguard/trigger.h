@@ -8,6 +8,7 @@ typedef enum Trigger {
         TRIGGER_INOTIFY,
         TRIGGER_RECHECK,
         TRIGGER_RELOAD,
+        TRIGGER_BPF, /* the BPF write probe saw the write (write-probe.h), through any sysfs mount */
         _TRIGGER_MAX,
 } Trigger;
 
@@ -17,6 +18,7 @@ static inline const char *trigger_to_string(Trigger t) {
                 [TRIGGER_INOTIFY] = "inotify",
                 [TRIGGER_RECHECK] = "recheck",
                 [TRIGGER_RELOAD] = "reload",
+                [TRIGGER_BPF] = "bpf",
         };
 
         return t >= 0 && t < _TRIGGER_MAX ? names[t] : "unknown";

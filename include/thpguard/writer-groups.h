@@ -2,12 +2,14 @@
 #pragma once
 
 /*
- * Where the daemon's two fanotify groups (writer-events.h) come from.
+ * Where the daemon's write source comes from: the BPF write probe's link and
+ * ring (write-probe.h), else the two fanotify groups (writer-events.h).
  *
- * fanotify_init() needs CAP_SYS_ADMIN. Started by hand or in a pod, the
- * daemon opens the groups itself and then drops every capability. Under
- * the shipped unit it is given none at all: a privileged
- * ExecStartPre=+thpguard-writer-groups opens them and leaves them in the
+ * Loading the probe needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), and
+ * fanotify_init() CAP_SYS_ADMIN. Started by hand or in a pod, the daemon
+ * loads or opens them itself and then drops every capability. Under the
+ * shipped unit it is given none at all: a privileged
+ * ExecStartPre=+thpguard-writer-groups loads or opens them and leaves them in the
  * service's file descriptor store (FileDescriptorStoreMax=), and systemd
  * hands them to the daemon with LISTEN_FDS. The daemon then takes them out
  * of the store again, so that its death closes the last reference and
@@ -16,31 +18,42 @@
 
 #include <stdbool.h>
 
+#include "thpguard/write-probe.h"
+#include "thpguard/write-source.h"
+
 /* The names the groups carry through the store (FDNAME=). */
 #define WRITER_GROUP_FDNAME_WRITE "thpguard-writer-write"
 #define WRITER_GROUP_FDNAME_OPEN  "thpguard-writer-open"
 
 typedef struct WriterGroups {
-        int write_fd; /* -errno when there is none: why */
-        int open_fd;  /* the same */
+        WriteProbeFds probe; /* -errno in both when there is none */
+        int probe_error;     /* 0 when loaded; else why not, as -errno ... */
+        char probe_why[256]; /* ... and in words; the hook ("fexit", "syscall-exit") when loaded */
+        int write_fd;        /* -errno when there is none: why */
+        int open_fd;         /* the same */
 } WriterGroups;
 
 /*
- * For thpguard-writer-groups: opens both groups and sends them to the
- * service manager's store. 0, or -errno of the first group that could not
- * be opened or sent; *ret says how each group fared.
+ * For thpguard-writer-groups: loads the probe (unless want is fanotify or
+ * none) and sends its fds to the service manager's store; where it cannot,
+ * opens both fanotify groups and sends them instead. 0, or -errno of the
+ * first fd that could not be had or sent; *ret says how each fared.
  */
-int writer_groups_store(WriterGroups *ret);
+int writer_groups_store(WriteSource want, WriterGroups *ret);
 
 /*
- * For the daemon, before anything else takes LISTEN_FDS: the groups the
- * store handed over, each checked to be a fanotify group and cleared of
- * marks, then removed from the store. Any other passed fd is closed.
- * 1 if the store gave at least the write group (a group it did not give
- * is -ENOENT), 0 if it gave none (the caller opens its own), -errno on
- * failure.
+ * For the daemon, before anything else takes LISTEN_FDS: what the store
+ * handed over, each fd checked to be what its name says (a fanotify group,
+ * then cleared of marks; the probe's ring and link), then removed from the
+ * store. Any other passed fd is closed. 1 if the store gave the probe or at
+ * least the write group (what it did not give is -ENOENT), 0 if it gave
+ * neither (the caller opens its own), -errno on failure.
  */
 int writer_groups_take_stored(WriterGroups *ret);
 
-/* The groups the daemon opens itself, as it did before the unit gave it no capability. */
-void writer_groups_open(WriterGroups *ret);
+/*
+ * What the daemon loads or opens itself, started by hand or in a pod: the
+ * probe on the knobs below thp_dir, unless want says otherwise, else the
+ * fanotify groups (not for want == bpf or none).
+ */
+void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * unit-exec CMD [ARG...]: runs CMD as the shipped unit starts thpguardd,
- * as far as the fanotify groups go: it opens both (as the unit's
- * ExecStartPre= does), passes them at fds 3 and 4 with LISTEN_FDS,
- * LISTEN_PID (this pid, which CMD keeps through execvp()) and
- * LISTEN_FDNAMES, as systemd passes its fd store. The capabilities are
- * dropped by what CMD is (setpriv ... thpguardd). Exit 125 if the groups
- * cannot be opened (no CAP_SYS_ADMIN), 127 if CMD cannot be run.
+ * unit-exec [--write-source=auto|fanotify] CMD [ARG...]: runs CMD as the
+ * shipped unit starts thpguardd, as far as its write source goes: it loads
+ * the BPF write probe or, where it cannot (or with fanotify), opens both
+ * fanotify groups, as the unit's ExecStartPre= does, and passes the two fds
+ * at 3 and 4 with LISTEN_FDS, LISTEN_PID (this pid, which CMD keeps through
+ * execvp()) and LISTEN_FDNAMES, as systemd passes its fd store. The
+ * capabilities are dropped by what CMD is (setpriv ... thpguardd). Exit 125
+ * if neither can be had (no CAP_SYS_ADMIN), 127 if CMD cannot be run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,24 +19,43 @@
 #include "thpguard/writer-groups.h"
 
 int main(int argc, char **argv) {
+        WriteSource want = WRITE_SOURCE_AUTO;
+        const char *names;
         WriterGroups g;
         char pid[32];
+        int first, second;
 
+        if (argc > 1 && strncmp(argv[1], "--write-source=", 15) == 0) {
+                if (write_source_from_string(argv[1] + 15, &want) < 0) {
+                        fprintf(stderr, "unit-exec: %s: unknown write source\n", argv[1]);
+                        return 2;
+                }
+                argv++;
+                argc--;
+        }
         if (argc < 2) {
-                fprintf(stderr, "usage: unit-exec CMD [ARG...]\n");
+                fprintf(stderr, "usage: unit-exec [--write-source=auto|fanotify] CMD [ARG...]\n");
                 return 2;
         }
-        writer_groups_open(&g);
-        if (g.write_fd < 0 || g.open_fd < 0) {
-                fprintf(stderr, "unit-exec: cannot open the fanotify groups: %s\n",
-                        strerror(-(g.write_fd < 0 ? g.write_fd : g.open_fd)));
+        writer_groups_open(want, "/sys/kernel/mm/transparent_hugepage", &g);
+        if (g.probe_error == 0) {
+                first = g.probe.ring_fd;
+                second = g.probe.link_fd;
+                names = WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK;
+        } else if (g.write_fd >= 0 && g.open_fd >= 0) {
+                first = g.write_fd;
+                second = g.open_fd;
+                names = WRITER_GROUP_FDNAME_WRITE ":" WRITER_GROUP_FDNAME_OPEN;
+        } else {
+                fprintf(stderr, "unit-exec: no BPF write probe (%s), and cannot open the fanotify groups: %s\n",
+                        g.probe_why, strerror(-(g.write_fd < 0 ? g.write_fd : g.open_fd)));
                 return 125;
         }
         /* Either may sit at 3 or 4 already: park both high first, then put them in place. */
-        int write_fd = fcntl(g.write_fd, F_DUPFD, 10), open_fd = fcntl(g.open_fd, F_DUPFD, 10);
+        int write_fd = fcntl(first, F_DUPFD, 10), open_fd = fcntl(second, F_DUPFD, 10);
 
-        close(g.write_fd);
-        close(g.open_fd);
+        close(first);
+        close(second);
         if (write_fd < 0 || open_fd < 0 || dup2(write_fd, 3) != 3 || dup2(open_fd, 4) != 4) {
                 perror("unit-exec: fds 3 and 4");
                 return 125;
@@ -48,7 +68,7 @@ int main(int argc, char **argv) {
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
         setenv("LISTEN_FDS", "2", 1);
         setenv("LISTEN_PID", pid, 1);
-        setenv("LISTEN_FDNAMES", WRITER_GROUP_FDNAME_WRITE ":" WRITER_GROUP_FDNAME_OPEN, 1);
+        setenv("LISTEN_FDNAMES", names, 1);
         execvp(argv[1], argv + 1);
         fprintf(stderr, "unit-exec: %s: %s\n", argv[1], strerror(errno));
         return 127;

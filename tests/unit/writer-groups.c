@@ -201,7 +201,7 @@ static void test_store_sends_named_groups(void **state) {
         (void)state;
         close(group_or_skip());
         manager_start(&m);
-        assert_int_equal(writer_groups_store(&g), 0);
+        assert_int_equal(writer_groups_store(WRITE_SOURCE_FANOTIFY, &g), 0);
         assert_true(manager_receive(&m, text, sizeof(text), &fd));
         assert_string_equal(text, "FDSTORE=1\nFDNAME=" WRITER_GROUP_FDNAME_WRITE);
         assert_true(fd >= 0);
@@ -221,7 +221,7 @@ static void test_store_without_manager(void **state) {
         (void)state;
         close(group_or_skip());
         unsetenv("NOTIFY_SOCKET");
-        assert_int_equal(writer_groups_store(&g), -ENOTCONN);
+        assert_int_equal(writer_groups_store(WRITE_SOURCE_FANOTIFY, &g), -ENOTCONN);
         assert_int_equal(g.write_fd, -ENOTCONN);
 }
 

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * What tells the daemon of a write to a knob, and who made it: a journal
+ * field of the startup message, a --verify --json member, a metric label.
+ *
+ *   bpf       the BPF write probe (write-probe.h): every write, through any
+ *             sysfs mount of any network namespace, with its writer named
+ *             from the kernel; inotify beside it
+ *   fanotify  the fanotify groups and the writer gate (writer-events.h,
+ *             writer-gate.h), and inotify: writes through this sysfs
+ *             superblock only; a write through another is corrected at the
+ *             next recheck, its writer unknown
+ *   none      inotify alone: writes through this superblock, no writer named
+ */
+
+#include <errno.h>
+#include <string.h>
+
+typedef enum WriteSource {
+        WRITE_SOURCE_AUTO, /* what --write-source asks for: the probe where it loads, else fanotify */
+        WRITE_SOURCE_BPF,
+        WRITE_SOURCE_FANOTIFY,
+        WRITE_SOURCE_NONE,
+        _WRITE_SOURCE_MAX,
+} WriteSource;
+
+static inline const char *write_source_to_string(WriteSource s) {
+        static const char *const names[_WRITE_SOURCE_MAX] = {
+                [WRITE_SOURCE_AUTO] = "auto",
+                [WRITE_SOURCE_BPF] = "bpf",
+                [WRITE_SOURCE_FANOTIFY] = "fanotify",
+                [WRITE_SOURCE_NONE] = "none",
+        };
+
+        return s >= 0 && s < _WRITE_SOURCE_MAX ? names[s] : "unknown";
+}
+
+static inline int write_source_from_string(const char *s, WriteSource *ret) {
+        for (WriteSource w = 0; w < _WRITE_SOURCE_MAX; w++)
+                if (strcmp(s, write_source_to_string(w)) == 0) {
+                        *ret = w;
+                        return 0;
+                }
+        return -EINVAL;
+}
