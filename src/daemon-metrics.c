@@ -42,6 +42,8 @@ void daemon_metrics_write(Daemon *d) {
                         .reloads_failed = d->reloads_failed,
                         .last_correction_usec = d->last_correction_usec,
                         .kernel = kernel,
+                        .write_source = write_source_to_string(d->write_source),
+                        .write_source_hook = d->write_source_hook,
                         .gate_up = d->gate != NULL,
                         .gate = d->gate || d->gate_lost ? &gate : NULL,
                 };
@@ -57,7 +59,7 @@ void daemon_metrics_write(Daemon *d) {
                                 .supported = !(rt->state_known && rt->state == KNOB_STATE_UNSUPPORTED),
                                 .failures = rt->failures,
                                 .fights = rt->fights,
-                                .writes = d->write_fd >= 0 ? &rt->writes : NULL,
+                                .writes = daemon_writers_on(d) ? &rt->writes : NULL,
                         };
                         memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
                 }

@@ -29,6 +29,7 @@
 
 #include "daemon-internal.h"
 #include "thpguard/fileio.h"
+#include "thpguard/message-ids.h"
 #include "thpguard/writer-events.h"
 #include "thpguard/writer-groups.h"
 
@@ -312,20 +313,20 @@ static void log_write_source(Daemon *d, const WriterGroups *g) {
         LogField f[] = { { "THPGUARD_WRITE_SOURCE", write_source_to_string(d->write_source) } };
 
         if (d->write_source == WRITE_SOURCE_BPF) {
-                log_event(&d->log, LOG_INFO, NULL, f, ELEMENTSOF(f),
+                log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
                           "write source: bpf (%s): every write to a knob, through any sysfs mount of any "
                           "network namespace, is seen and its writer named",
                           d->write_source_hook[0] ? d->write_source_hook : "passed in");
                 return;
         }
         if (d->write_source == WRITE_SOURCE_FANOTIFY)
-                log_event(&d->log, LOG_INFO, NULL, f, ELEMENTSOF(f),
+                log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
                           "write source: fanotify (no BPF write probe: %s): writes through this sysfs mount "
                           "are seen and named; one through another mount (a pod's own /sys) waits for the "
                           "recheck",
                           g->probe_why[0] ? g->probe_why : strerror(-g->probe_error));
         else
-                log_event(&d->log, LOG_INFO, NULL, f, ELEMENTSOF(f),
+                log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
                           "write source: none (no BPF write probe: %s; fanotify_init: %s%s): drifts are "
                           "corrected as always, without naming the writer",
                           g->probe_why[0] ? g->probe_why : strerror(-g->probe_error), strerror(-g->write_fd),

@@ -25,6 +25,7 @@
 #include "thpguard/report.h"
 #include "thpguard/sandbox.h"
 #include "thpguard/sysfs.h"
+#include "thpguard/writer-groups.h"
 
 #ifndef THPGUARD_VERSION
 #define THPGUARD_VERSION "unknown"
@@ -275,7 +276,24 @@ static int open_policy_and_sysfs(const Args *a, Policy **ret_policy, Sysfs **ret
         return 0;
 }
 
-static int run_verify(const Args *a) {
+/* What --verify --json says of the write source: probed before the privileges go, as the daemon would. */
+typedef struct VerifyWriteSource {
+        WriteSource source;
+        char detail[256];
+} VerifyWriteSource;
+
+static void probe_write_source(const Args *a, VerifyWriteSource *ret) {
+        char thp_dir[PATH_MAX];
+
+        *ret = (VerifyWriteSource){ .source = WRITE_SOURCE_NONE };
+        if (path_join_root(a->sysfs_root, "kernel/mm/transparent_hugepage", thp_dir, sizeof(thp_dir)) < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "--sysfs-root is too long");
+                return;
+        }
+        ret->source = writer_groups_probe(a->write_source, thp_dir, ret->detail, sizeof(ret->detail));
+}
+
+static int run_verify(const Args *a, const VerifyWriteSource *ws) {
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_sysfs_ Sysfs *s = NULL;
         _cleanup_free_ KnobStatus *statuses = NULL;
@@ -294,7 +312,8 @@ static int run_verify(const Args *a) {
         }
 
         if (a->json) {
-                if (report_verify_json(stdout, p, s, statuses) < 0)
+                if (report_verify_json(stdout, p, s, statuses, write_source_to_string(ws->source), ws->detail) <
+                    0)
                         return EXIT_ERROR;
         } else
                 report_verify_text(stdout, p, statuses);
@@ -460,13 +479,16 @@ static int confine(const Args *a, const char *metrics_file) {
 }
 
 int main(int argc, char **argv) {
+        VerifyWriteSource ws = { .source = WRITE_SOURCE_NONE };
         Args a;
 
         if (parse_argv(argc, argv, &a) < 0) {
                 fprintf(stderr, "Try 'thpguardd --help'.\n");
                 return EXIT_ERROR;
         }
-        /* The daemon drops its own once its fanotify group is open (daemon_new()). */
+        if (a.action == ACTION_VERIFY && a.json)
+                probe_write_source(&a, &ws);
+        /* The daemon drops its own once its write source is open (daemon_new()). */
         if (a.action != ACTION_DAEMON &&
             (drop_privileges() < 0 || (confine_early(&a) && confine(&a, a.metrics_file) < 0)))
                 return a.action == ACTION_CHECK_CONFIG ? EXIT_FAILURE : EXIT_ERROR;
@@ -480,7 +502,7 @@ int main(int argc, char **argv) {
         case ACTION_CHECK_CONFIG:
                 return run_check_config(&a);
         case ACTION_VERIFY:
-                return run_verify(&a);
+                return run_verify(&a, &ws);
         case ACTION_ONCE:
                 return run_once(&a);
         case ACTION_ALIVE:

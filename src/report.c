@@ -25,7 +25,8 @@ void report_verify_text(FILE *f, const Policy *p, const KnobStatus *statuses) {
         }
 }
 
-int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatus *statuses) {
+int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatus *statuses,
+                       const char *write_source, const char *write_source_detail) {
         _cleanup_(json_object_putp) json_object *root = json_object_new_object();
         json_object *knobs = json_object_new_array();
         bool compliant = true;
@@ -56,6 +57,8 @@ int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatu
         }
         json_object_object_add(root, "compliant", json_object_new_boolean(compliant));
         json_object_object_add(root, "knobs", knobs);
+        json_object_object_add(root, "write_source", json_object_new_string(write_source));
+        json_object_object_add(root, "write_source_detail", json_string_utf8(write_source_detail));
 
         fprintf(f, "%s\n",
                 json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |

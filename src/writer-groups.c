@@ -32,6 +32,20 @@ void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret
         *ret = g;
 }
 
+WriteSource writer_groups_probe(WriteSource want, const char *thp_dir, char *detail, size_t size) {
+        WriterGroups g;
+        WriteSource in_force;
+
+        writer_groups_open(want, thp_dir, &g);
+        in_force = g.probe_error == 0 ? WRITE_SOURCE_BPF : g.write_fd >= 0 ? WRITE_SOURCE_FANOTIFY : WRITE_SOURCE_NONE;
+        snprintf(detail, size, "%s", g.probe_why);
+        for (int *fd = (int[]){ g.probe.link_fd, g.probe.ring_fd, g.write_fd, g.open_fd }, *end = fd + 4; fd < end;
+             fd++)
+                if (*fd >= 0)
+                        close(*fd);
+        return in_force;
+}
+
 /* Sends fd to the service manager's store under name, and closes our copy either way. */
 static int store_and_close(int fd, const char *name) {
         char msg[128];

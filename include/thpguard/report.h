@@ -10,4 +10,9 @@
 #include "thpguard/sysfs.h"
 
 void report_verify_text(FILE *f, const Policy *p, const KnobStatus *statuses);
-int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatus *statuses);
+/*
+ * write_source: what a daemon started now would see writes through
+ * (write-source.h), and its detail: the probe's hook, or why there is none.
+ */
+int report_verify_json(FILE *f, const Policy *p, const Sysfs *s, const KnobStatus *statuses,
+                       const char *write_source, const char *write_source_detail);

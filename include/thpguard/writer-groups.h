@@ -57,3 +57,10 @@ int writer_groups_take_stored(WriterGroups *ret);
  * fanotify groups (not for want == bpf or none).
  */
 void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret);
+
+/*
+ * What a daemon started now would have in force, for --verify: loads the
+ * probe or opens the groups as writer_groups_open() does, and closes them
+ * again. detail says the probe's hook, or why there is no probe.
+ */
+WriteSource writer_groups_probe(WriteSource want, const char *thp_dir, char *detail, size_t size);
