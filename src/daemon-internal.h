@@ -46,6 +46,14 @@
  * fanotify event (record() in daemon.c). The correction never waits.
  */
 #define WRITER_LATE_EVENT_USEC (20 * USEC_PER_MSEC)
+/*
+ * The same for the BPF write probe's record. On its syscall-exit hook the
+ * record is made when the writer leaves write(2), after inotify has woken
+ * the corrector: a writer preempted there by the correction itself, on a
+ * busy CPU, leaves it for as long as the scheduler keeps it off. The
+ * record then comes late, but it comes, and it is the writer's.
+ */
+#define WRITE_PROBE_LATE_RECORD_USEC USEC_PER_SEC
 
 /* A record not written yet: its writer's event was not in when the knob was corrected. */
 typedef struct PendingRecord {

@@ -199,7 +199,8 @@ static void write_record(Daemon *d, size_t i, const PendingRecord *r, const Writ
 /*
  * Writes a record now if its writer is known; else, for a drift inotify
  * announced, keeps it until the writer's event is in, or for at most
- * WRITER_LATE_EVENT_USEC (await_writers()). inotify and fanotify hear of a
+ * WRITER_LATE_EVENT_USEC (WRITE_PROBE_LATE_RECORD_USEC for the probe's
+ * record: await_writers()). inotify and fanotify hear of a
  * write in the same kernel call, inotify first: a writer preempted in
  * between (a busy CPU, a throttled cgroup) queues its fanotify event late.
  * The loop never waits for it.
@@ -252,10 +253,12 @@ static int on_late_write_timer(sd_event_source *s, uint64_t usec, void *userdata
 
 /*
  * on: flushes the records when the write group has events, and all of them
- * once WRITER_LATE_EVENT_USEC have passed; off: stops that.
+ * once WRITER_LATE_EVENT_USEC (the probe: WRITE_PROBE_LATE_RECORD_USEC)
+ * have passed; off: stops that.
  */
 static void await_writers(Daemon *d, bool on) {
-        uint64_t usec = event_now(d->event, CLOCK_MONOTONIC) + WRITER_LATE_EVENT_USEC;
+        uint64_t usec = event_now(d->event, CLOCK_MONOTONIC) +
+                        (d->probe ? WRITE_PROBE_LATE_RECORD_USEC : WRITER_LATE_EVENT_USEC);
         int r = 0, enabled = SD_EVENT_OFF;
 
         if (!on) {
