@@ -266,7 +266,8 @@ static void await_writers(Daemon *d, bool on) {
                 (void)sd_event_source_set_enabled(d->late_write_timer, SD_EVENT_OFF);
                 return;
         }
-        /* The probe's records come through the corrector thread, which wakes the loop itself (take_corrections()). */
+        /* The probe's records come through the corrector thread, which wakes the loop itself
+         * (take_corrections()). */
         if (!d->late_write_source && d->write_fd >= 0) {
                 r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
                 if (r >= 0)
@@ -276,7 +277,8 @@ static void await_writers(Daemon *d, bool on) {
                 r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec, USEC_PER_MSEC,
                                       on_late_write_timer, d);
                 if (r >= 0)
-                        (void)sd_event_source_set_description(d->late_write_timer, "writer-late-event-timer");
+                        (void)sd_event_source_set_description(d->late_write_timer,
+                                                              "writer-late-event-timer");
         }
         if (r >= 0 && d->late_write_source)
                 r = sd_event_source_set_enabled(d->late_write_source, SD_EVENT_ON);

@@ -312,8 +312,8 @@ static int run_verify(const Args *a, const VerifyWriteSource *ws) {
         }
 
         if (a->json) {
-                if (report_verify_json(stdout, p, s, statuses, write_source_to_string(ws->source), ws->detail) <
-                    0)
+                if (report_verify_json(stdout, p, s, statuses, write_source_to_string(ws->source),
+                                       ws->detail) < 0)
                         return EXIT_ERROR;
         } else
                 report_verify_text(stdout, p, statuses);

@@ -93,9 +93,10 @@ static void render_knobs(const MetricsSnapshot *s, FILE *f) {
                 sample(f, "thpguard_knob_supported", "knob", s->knobs[i].knob, NULL, NULL,
                        s->knobs[i].supported);
 
-        family(f, "thpguard_corrections_total", "counter",
-               "Drifts corrected since thpguardd started, by knob and by what found them: startup, "
-               "inotify, recheck, reload or bpf (the BPF write probe: a write through another sysfs mount).");
+        family(
+            f, "thpguard_corrections_total", "counter",
+            "Drifts corrected since thpguardd started, by knob and by what found them: startup, "
+            "inotify, recheck, reload or bpf (the BPF write probe: a write through another sysfs mount).");
         for (size_t i = 0; i < s->n_knobs; i++)
                 for (Trigger t = 0; t < _TRIGGER_MAX; t++)
                         sample(f, "thpguard_corrections_total", "knob", s->knobs[i].knob, "trigger",
@@ -219,10 +220,11 @@ int metrics_render(const MetricsSnapshot *s, FILE *f) {
         sample(f, "thpguard_rechecks_total", NULL, NULL, NULL, NULL, s->rechecks);
 
         if (s->write_source) {
-                family(f, "thpguard_write_source", "gauge",
-                       "1 for the write source in force: bpf (the BPF write probe: writes through every sysfs "
-                       "mount, the writer named), fanotify (this sysfs mount only), or none; hook: how the "
-                       "probe is attached.");
+                family(
+                    f, "thpguard_write_source", "gauge",
+                    "1 for the write source in force: bpf (the BPF write probe: writes through every sysfs "
+                    "mount, the writer named), fanotify (this sysfs mount only), or none; hook: how the "
+                    "probe is attached.");
                 sample(f, "thpguard_write_source", "source", s->write_source, "hook",
                        s->write_source_hook ? s->write_source_hook : "", 1);
         }

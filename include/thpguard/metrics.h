@@ -41,11 +41,11 @@ typedef struct MetricsSnapshot {
         uint64_t rechecks;
         uint64_t reloads_ok;
         uint64_t reloads_failed;
-        uint64_t last_correction_usec;  /* CLOCK_REALTIME; 0 if none since start */
-        const MetricsKernel *kernel;    /* NULL: no kernel metrics */
-        const char *write_source;       /* in force: "bpf", "fanotify", "none" (write-source.h); NULL: none */
-        const char *write_source_hook;  /* the probe's hook ("fexit", "syscall-exit"); "" if unknown */
-        bool gate_up;                   /* the writer gate runs */
+        uint64_t last_correction_usec; /* CLOCK_REALTIME; 0 if none since start */
+        const MetricsKernel *kernel;   /* NULL: no kernel metrics */
+        const char *write_source;      /* in force: "bpf", "fanotify", "none" (write-source.h); NULL: none */
+        const char *write_source_hook; /* the probe's hook ("fexit", "syscall-exit"); "" if unknown */
+        bool gate_up;                  /* the writer gate runs */
         const WriterGateCounters *gate; /* NULL: no writer gate ever ran */
 } MetricsSnapshot;
 
