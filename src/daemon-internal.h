@@ -88,7 +88,8 @@ typedef struct TrackedKnob {
         bool record_pending;
         WriterTallies writes;
 
-        /* The probe's last record of a foreign write to it, kept by the corrector for the loop (daemon-writers.c). */
+        /* The probe's last record of a foreign write to it, kept by the corrector for the loop
+         * (daemon-writers.c). */
         struct write_probe_record probe_record;
         bool probe_record_fresh;
 
