@@ -76,7 +76,8 @@ bool metrics_file_name_valid(const char *path);
 int metrics_file_check_ours(const char *path, char *why, size_t size);
 
 /*
- * The liveness check: 0 if the file at path says thpguard_up 1 and was
+ * The liveness check: 0 if the file at path (its directory resolved as
+ * the daemon resolves it, open_kept_dir()) says thpguard_up 1 and was
  * written (mtime) within METRICS_ALIVE_INTERVALS recheck intervals (as the
  * file itself states) plus METRICS_ALIVE_GRACE_SEC, at now_usec
  * (CLOCK_REALTIME). Otherwise -ESTALE (stale, or up is 0), -ENOENT, or
