@@ -533,19 +533,18 @@ int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret
         r = policy_load(file, diag, &p);
         if (r < 0)
                 return r;
-        if (p->metrics_file) {
-                char why[128];
-
-                r = metrics_file_check_ours(p->metrics_file, why, sizeof(why));
-                if (r < 0) {
-                        diag_error(diag, file, p->metrics_file_line, "metrics_file: \"%s\" %s; refusing it",
-                                   p->metrics_file, why);
-                        policy_free(p);
-                        return r;
-                }
-        }
         if (audit)
                 p->mode = POLICY_MODE_AUDIT;
         *ret = p;
         return 0;
+}
+
+void policy_check_metrics_file(const Policy *p, Diag *diag) {
+        char why[128];
+
+        if (p->metrics_file && metrics_file_check_ours(p->metrics_file, why, sizeof(why)) < 0)
+                diag_warning(diag, p->file, p->metrics_file_line,
+                             "metrics_file: \"%s\" cannot be written now: %s; thpguardd would still start "
+                             "and enforce, and write it once that is fixed",
+                             p->metrics_file, why);
 }
