@@ -153,6 +153,7 @@ struct Daemon {
         uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
         bool metrics_dirty;
         int metrics_error;            /* the write error already logged; 0 when none */
+        bool metrics_ours;            /* written since startup: the file there is ours, not checked again */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         NfdFile *nfd;                 /* the feature file (daemon-nfd.c); NULL when none */
 
@@ -234,6 +235,15 @@ int daemon_confine_syscalls(Daemon *d);
 
 /* daemon-metrics.c */
 const char *daemon_metrics_path(const Daemon *d);
+/*
+ * The log of a write of a file the daemon keeps (the metrics file, the
+ * feature file), which the next write retries: one warning when writing
+ * starts failing or fails anew (r is not was, the error logged last), one
+ * line when it works again, nothing per attempt. r is the write's -errno
+ * (why says it, or fileio_strerror() if NULL), 0 when nothing needed
+ * writing, > 0 when it was written.
+ */
+void daemon_log_kept_file(Daemon *d, const char *what, const char *path, int was, int r, const char *why);
 void daemon_metrics_write(Daemon *d);
 void daemon_metrics_update(Daemon *d);
 int daemon_setup_metrics(Daemon *d);

@@ -594,6 +594,12 @@ int daemon_install_policy(Daemon *d, Policy *p) {
         r = tracked_knobs_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
+        /* Another metrics file: checked before its first write, and what is wrong with it is news. */
+        if (!d->options->metrics_file && d->policy && d->policy->metrics_file &&
+            (!p->metrics_file || strcmp(d->policy->metrics_file, p->metrics_file) != 0)) {
+                d->metrics_error = 0;
+                d->metrics_ours = false;
+        }
         tracked_knobs_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
         policy_free(d->policy);
         d->policy = p;

@@ -265,8 +265,9 @@ bool metrics_file_name_valid(const char *path) {
 }
 
 int metrics_file_check_ours(const char *path, char *why, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
         char head[STRLEN(METRICS_FIRST_LINE)];
+        const char *name;
         struct stat st;
         ssize_t n;
         int r;
@@ -275,8 +276,14 @@ int metrics_file_check_ours(const char *path, char *why, size_t size) {
                 snprintf(why, size, "is not a NAME.prom file");
                 return -EINVAL;
         }
-        /* From /, following no symlink, a regular file only (fileio.h). */
-        fd = open_below("/", path, O_RDONLY);
+        /* The directory the write would go to, by the same rules (fileio.h). */
+        dirfd = open_kept_dir(path, &name);
+        if (dirfd < 0) {
+                snprintf(why, size, "%s", fileio_strerror(-dirfd));
+                return dirfd;
+        }
+        /* The name in it, following no symlink, a regular file only. */
+        fd = open_beneath(dirfd, name, O_RDONLY);
         if (fd == -ENOENT)
                 return 0;
         if (fd < 0) {
@@ -336,17 +343,22 @@ static bool find_value(const char *text, const char *name, uint64_t *ret) {
 }
 
 int metrics_check_alive(const char *path, uint64_t now_usec, char *why, size_t size) {
+        _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
         _cleanup_free_ char *text = NULL;
+        const char *name;
         uint64_t up, interval, mtime_usec, max_age_usec;
         struct stat st;
         size_t len;
         int r;
 
-        r = read_file_below_alloc("/", path, METRICS_FILE_MAX, &text, &len);
-        if (r >= 0 && stat(path, &st) < 0)
+        /* Where the daemon writes it, resolved as it does. */
+        dirfd = open_kept_dir(path, &name);
+        fd = dirfd < 0 ? dirfd : open_beneath(dirfd, name, O_RDONLY);
+        r = fd < 0 ? fd : read_fd_alloc(fd, METRICS_FILE_MAX, &text, &len);
+        if (r >= 0 && fstat(fd, &st) < 0)
                 r = -errno;
         if (r < 0) {
-                snprintf(why, size, "cannot read %s: %s", path, strerror(-r));
+                snprintf(why, size, "cannot read %s: %s", path, fileio_strerror(-r));
                 return r;
         }
         if (!find_value(text, "thpguard_up", &up) ||
