@@ -328,7 +328,7 @@ static void log_write_source(Daemon *d, const WriterGroups *g) {
         else
                 log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
                           "write source: none (no BPF write probe: %s; fanotify_init: %s%s): drifts are "
-                          "corrected as always, without naming the writer",
+                          "corrected as always; writer attribution is off",
                           g->probe_why[0] ? g->probe_why : strerror(-g->probe_error), strerror(-g->write_fd),
                           g->write_fd == -EPERM ? ", it needs CAP_SYS_ADMIN" : "");
 }

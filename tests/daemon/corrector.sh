@@ -107,7 +107,7 @@ daemon_stop
 # Attribution off: no gate, no notice; a read-only open raises no inotify
 # event the daemon watches, so nothing wakes the thread.
 : >"$TMP/daemon.log"
-daemon_start_cmd setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin -- "$THPGUARDD" --config "$POLICY" --log-target=console
+daemon_start_cmd setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin -- "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=fanotify
 wait_log 'msg="started' 2
 log_has 'attribution is off' || fail "attribution is on without CAP_SYS_ADMIN: $(cat "$TMP/daemon.log")"
 check_thread "attribution off" 0 2 short

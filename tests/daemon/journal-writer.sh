@@ -43,7 +43,7 @@ pod_writer() {
 
 # journal_daemon [WRAPPER...]: the daemon with --log-target=journal, once its gate runs.
 journal_daemon() {
-        "$@" "$THPGUARDD" --config "$POLICY" --log-target=journal 9>&- 2>"$TMP/daemon.log" &
+        "$@" "$THPGUARDD" --config "$POLICY" --log-target=journal --write-source=fanotify 9>&- 2>"$TMP/daemon.log" &
         DAEMON_PID=$!
         wait_until 5 pgrep -x thpguardd-gate >/dev/null || fail "no writer gate: $(cat "$TMP/daemon.log")"
         sleep 0.2

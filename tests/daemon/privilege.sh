@@ -34,7 +34,7 @@ need strace strace
 # By hand or in a pod: what the daemon needs to open its groups and drop the rest.
 HAND_SET=-all,+sys_admin,+setpcap
 # The unit: nothing, with the securebits it sets (SecureBits=) and no-new-privs.
-unit_start=("$UNIT_EXEC" setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all --no-new-privs
+unit_start=("$UNIT_EXEC" --write-source=fanotify setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all --no-new-privs
         --securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,+keep_caps_locked)
 
 # status_of FILE FIELD: a field of a /proc status file.
@@ -92,12 +92,12 @@ thp = { enabled = \"never\"; };"
         wait_until 5 sh -c '[ "$(stat -c %i "$1")" != "$2" ]' _ "$M" "$before" || fail "$1: the metrics file was not rewritten after the reload"
         daemon_stop
 }
-running_daemon_check "as the unit starts it" "${unit_start[@]}" -- "$THPGUARDD" --config "$POLICY" --log-target=console
-running_daemon_check "by hand" setpriv --bounding-set=$HAND_SET "$THPGUARDD" --config "$POLICY" --log-target=console
+running_daemon_check "as the unit starts it" "${unit_start[@]}" -- "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=fanotify
+running_daemon_check "by hand" setpriv --bounding-set=$HAND_SET "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=fanotify
 thp_set enabled madvise
 
 # ---- 2. The old unit's set: refused, in one line ----
-run setpriv --bounding-set=-all,+sys_admin "$THPGUARDD" --config "$POLICY" --log-target=console
+run setpriv --bounding-set=-all,+sys_admin "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=fanotify
 expect_rc 1
 expect_err 'bounding set keeps 0x200000: emptying it takes CAP_SETPCAP'
 
@@ -166,7 +166,7 @@ thp_set enabled always
 # LeakSanitizer cannot run under ptrace; the rest of ASan can.
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 daemon_start_cmd \
         strace -f -qq -o /dev/null -e trace=landlock_create_ruleset -e inject=landlock_create_ruleset:error=ENOSYS \
-        "$THPGUARDD" --config "$POLICY" --log-target=console
+        "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=fanotify
 STRACE_PID=$DAEMON_PID
 thp_wait_for enabled never 10 || fail "without Landlock, the startup did not correct"
 [ "$(log_count 'Landlock is not available')" = 1 ] || fail "not one line about Landlock: $(cat "$TMP/daemon.log")"

@@ -129,8 +129,8 @@ thp_set enabled madvise
 # ---- 6. Without CAP_SYS_ADMIN: one info line, and corrections as before. ----
 command -v setpriv >/dev/null || skip "no setpriv (util-linux) for the attribution-off part"
 write_policy "$POLICY" 'recheck_interval = 30; thp = { enabled = "madvise"; };'
-daemon_start_cmd setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin -- "$THPGUARDD" --config "$POLICY" --log-target=console
-wait_log 'level=info msg="writer attribution is off: fanotify_init: Operation not permitted \(it needs CAP_SYS_ADMIN\)' 2
+daemon_start_cmd setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin -- "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=fanotify
+wait_event 2 write_source write_source=none
 thp_set enabled always
 thp_wait_for enabled madvise 2 || fail "no correction with attribution off"
 wait_event 2 corrected knob=enabled observed=always desired=madvise trigger=inotify

@@ -66,7 +66,7 @@ daemon_start_cmd() {
 
 # daemon_start [ARGS...]: starts thpguardd on $POLICY and waits for its startup line.
 daemon_start() {
-        daemon_start_cmd "$THPGUARDD" --config "$POLICY" --log-target=console "$@"
+        daemon_start_cmd "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=fanotify "$@"
 }
 
 # daemon_stop: SIGTERM, and the exit status must be 0.
