@@ -13,7 +13,7 @@
 # Needs podman (not runc: nothing runs); skips without it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need podman
+podman_private
 need readelf binutils
 need dpkg-buildflags dpkg-dev
 python_with yaml python3-yaml
@@ -25,7 +25,7 @@ on_exit 'podman rmi -f "$IMAGE" >/dev/null 2>&1'
 on_exit '[ -z "$CID" ] || podman rm -f "$CID" >/dev/null 2>&1'
 
 t0=$(date +%s)
-"$SRCDIR/packaging/container/build-image" "$IMAGE" || fail "build-image failed"
+"$SRCDIR/packaging/container/build-image" "$IMAGE" 9>&- || fail "build-image failed"
 podman image inspect "$IMAGE" --format '{{json .Config}}' >"$TMP/config.json"
 
 # 1. The configuration and the labels.

@@ -33,11 +33,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-need podman
 # runc: crun fails on this kind of machine.
 need runc
 python_with yaml python3-yaml
 python_with prometheus_client python3-prometheus-client
+podman_private
 real_sysfs_begin
 
 # What the test machine needs: runc, not crun, and rlimits it accepts. No network at all.
@@ -46,9 +46,6 @@ ID=$$-$RANDOM
 IMAGE=localhost/thpguard-ctest:$ID
 NAME=thpguard-ctest-$ID
 NAME2=thpguard-ctest-$ID-caps
-
-podman info >/dev/null 2>"$TMP/podman-info.err" ||
-        skip "podman cannot run here: $(head -n3 "$TMP/podman-info.err" | tr '\n' ' ')"
 
 on_exit 'podman rmi -f "$IMAGE" >/dev/null 2>&1'
 on_exit 'podman rm -f -t 0 "$NAME" "$NAME2" >/dev/null 2>&1'
@@ -59,7 +56,7 @@ POLICY_DIR=$(dirname "$DS_CONFIG")
 METRICS_DIR=$(dirname "$DS_METRICS")
 
 # 0. The image, from the sources, with no registry.
-"$SRCDIR/packaging/container/build-image" "$IMAGE" || fail "build-image failed"
+"$SRCDIR/packaging/container/build-image" "$IMAGE" 9>&- || fail "build-image failed"
 cmd=$(podman image inspect "$IMAGE" --format '{{json .Config.Cmd}}')
 want=$("$PY" -c 'import json, sys; print(json.dumps(sys.argv[1:], separators=(",", ":")))' "${DS_ARGS[@]}")
 [ "$cmd" = "$want" ] || fail "the image's default arguments are $cmd, the DaemonSet's $want"

@@ -19,11 +19,10 @@ set -euo pipefail
 need containerd
 need ctr
 need runc
-need podman
 : "${REFUSE_THP_FLAGS:?REFUSE_THP_FLAGS is not set: run this test through ctest}"
 : "${THPGUARDCTL:?THPGUARDCTL is not set: run this test through ctest}"
-podman info >/dev/null 2>"$TMP/podman-info.err" ||
-        skip "podman (which makes the image) cannot run here: $(head -n3 "$TMP/podman-info.err" | tr '\n' ' ')"
+# podman makes the image.
+podman_private
 
 DROPIN=$BUILDDIR/packaging/runtime/containerd/thpguard-runtimes.v2.toml
 [ -f "$DROPIN" ] || fail "$DROPIN was not generated"
@@ -51,17 +50,20 @@ real_sysfs_begin
 thp_set enabled always
 [ -f "$THP/hugepages-2048kB/enabled" ] && thp_set hugepages-2048kB/enabled inherit
 
-# containerd_start [WRAPPER...]: containerd on this test's own paths, stopped at exit.
+# containerd_start [WRAPPER...]: containerd on this test's own paths, stopped
+# at exit. Without fd 9: its shims outlive it, and would hold the real-sysfs lock.
 SOCK=$CTD/containerd.sock
 containerd_start() {
         "$@" containerd --config "$CTD/config.toml" --root "$CTD/root" --state "$CTD/state" --address "$SOCK" \
-                >>"$CTD/log" 2>&1 &
+                >>"$CTD/log" 2>&1 9>&- &
         CTD_PID=$!
         on_exit "terminate $CTD_PID"
-        wait_until 30 ctr --address "$SOCK" version >/dev/null 2>&1 ||
+        wait_until 30 timeout 5 ctr --address "$SOCK" version >/dev/null 2>&1 ||
                 fail "containerd did not answer on $SOCK: $(tail -n5 "$CTD/log")"
 }
-CTR=(ctr --address "$SOCK" --namespace thpguard-ctest)
+# Each ctr call that should return gives up after a minute (timeout).
+CTR=(timeout -k 5 60 ctr --address "$SOCK" --namespace thpguard-ctest)
+CTR_BG=(ctr --address "$SOCK" --namespace thpguard-ctest)
 containerd_start
 
 ID=$$-$RANDOM
@@ -85,10 +87,10 @@ task_pid() {
         wait_until 30 grep -q '^ready$' "$TMP/$1.out" || fail "$1 did not get ready: $(cat "$TMP/$1.out")"
         "${CTR[@]}" tasks ls | awk -v id="$1-$ID" '$1 == id { print $2 }'
 }
-"${CTR[@]}" run "$IMAGE" "plain-$ID" /thp-helper hog 256 plain >"$TMP/plain.out" 2>&1 &
+"${CTR_BG[@]}" run "$IMAGE" "plain-$ID" /thp-helper hog 256 plain >"$TMP/plain.out" 2>&1 9>&- &
 plain_ctr=$!
-"${CTR[@]}" run --runc-binary "$SHIMDIR/runc-thp-disable" "$IMAGE" "shimmed-$ID" /thp-helper hog 256 plain \
-        >"$TMP/shimmed.out" 2>&1 &
+"${CTR_BG[@]}" run --runc-binary "$SHIMDIR/runc-thp-disable" "$IMAGE" "shimmed-$ID" /thp-helper hog 256 plain \
+        >"$TMP/shimmed.out" 2>&1 9>&- &
 shimmed_ctr=$!
 plain_pid=$(task_pid plain)
 shimmed_pid=$(task_pid shimmed)
@@ -114,7 +116,11 @@ sys.exit(0 if ok else 1)
 PY
 "${CTR[@]}" tasks kill -s KILL "plain-$ID" >/dev/null
 "${CTR[@]}" tasks kill -s KILL "shimmed-$ID" >/dev/null
-wait "$plain_ctr" "$shimmed_ctr" || true
+for p in "$plain_ctr" "$shimmed_ctr"; do
+        rc=0
+        wait_exit "$p" 30 || rc=$?
+        [ "$rc" -ne 124 ] || fail "ctr run did not return within 30 s of its task's SIGKILL: $(tail -n5 "$CTD/log")"
+done
 
 # 5. A containerd whose kernel refuses advised-only: the task is never started.
 terminate "$CTD_PID"

@@ -16,12 +16,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-need podman
 need runc
 : "${REFUSE_THP_FLAGS:?REFUSE_THP_FLAGS is not set: run this test through ctest}"
 : "${THPGUARDCTL:?THPGUARDCTL is not set: run this test through ctest}"
-podman info >/dev/null 2>"$TMP/podman-info.err" ||
-        skip "podman cannot run here: $(head -n3 "$TMP/podman-info.err" | tr '\n' ' ')"
+podman_private
 real_sysfs_begin
 thp_set enabled always
 [ -f "$THP/hugepages-2048kB/enabled" ] && thp_set hugepages-2048kB/enabled inherit
@@ -121,8 +119,8 @@ else
 fi
 
 # 4. A kernel that refuses the mode: the shim fails, the container never runs.
-run "$REFUSE_THP_FLAGS" podman --runtime "$SHIMDIR/runc-thp-advised-only" run "${PODMAN_OPTS[@]}" --name "$REFUSED" \
-        "$IMAGE" /thp-helper probe
+run timeout -k 10 120 "$REFUSE_THP_FLAGS" "$PODMAN_BIN" --runtime "$SHIMDIR/runc-thp-advised-only" run "${PODMAN_OPTS[@]}" \
+        --name "$REFUSED" "$IMAGE" /thp-helper probe 9>&-
 [ "$RC" -ne 0 ] || fail "podman ran the container although the shim's mode was refused: $(out)"
 expect_out_empty "the refused container's output"
 expect_err "runc-thp-advised-only: THP mode advised-only needs PR_THP_DISABLE_EXCEPT_ADVISED \(Linux 6.18 or later\); kernel .* refused it \(EINVAL\)\. Not falling back to another mode; not starting the container" \

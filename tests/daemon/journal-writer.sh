@@ -41,11 +41,20 @@ pod_writer() {
         echo "$pid"
 }
 
+# own_gate: this test's daemon (or the one its wrapper runs) has its writer gate (not another tree's daemon's).
+own_gate() {
+        local d
+        for d in "$DAEMON_PID" $(child_pids "$DAEMON_PID" thpguardd); do
+                [ -n "$(child_pids "$d" thpguardd-gate)" ] && return 0
+        done
+        return 1
+}
+
 # journal_daemon [WRAPPER...]: the daemon with --log-target=journal, once its gate runs.
 journal_daemon() {
         "$@" "$THPGUARDD" --config "$POLICY" --log-target=journal --write-source=fanotify 9>&- 2>"$TMP/daemon.log" &
         DAEMON_PID=$!
-        wait_until 5 pgrep -x thpguardd-gate >/dev/null || fail "no writer gate: $(cat "$TMP/daemon.log")"
+        wait_until 5 own_gate || fail "no writer gate: $(cat "$TMP/daemon.log")"
         sleep 0.2
 }
 

@@ -61,7 +61,8 @@ thp = { enabled = \"madvise\"; };"
         daemon_start_cmd "$@"
         set -- "$how"
         wait_until 5 test -f "$M" || fail "$1: no metrics file"
-        gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate) || fail "$1: no writer gate: $(cat "$TMP/daemon.log")"
+        gate=$(child_pids "$DAEMON_PID" thpguardd-gate)
+        [ -n "$gate" ] || fail "$1: no writer gate: $(cat "$TMP/daemon.log")"
         tasks=(/proc/$DAEMON_PID/task/* /proc/$gate/task/*)
         [ "${#tasks[@]}" -ge 3 ] || fail "$1: ${#tasks[@]} thread(s) in the daemon and its gate, want the loop, the gate and its reader"
         for t in "${tasks[@]}"; do
@@ -173,7 +174,8 @@ thp_wait_for enabled never 10 || fail "without Landlock, the startup did not cor
 expect_log() { grep -q "$1" "$TMP/daemon.log" || fail "no line /$1/: $(cat "$TMP/daemon.log")"; }
 expect_log 'msg="Landlock is not available (Function not implemented): '
 expect_log 'msg="confined: no Landlock (Function not implemented), seccomp filter"'
-pid=$(pgrep -P "$STRACE_PID" -x thpguardd) || fail "no daemon under strace"
+pid=$(child_pids "$STRACE_PID" thpguardd)
+[ -n "$pid" ] || fail "no daemon under strace"
 kill -TERM "$pid"
 rc=0
 wait "$STRACE_PID" || rc=$?

@@ -17,7 +17,7 @@ write_policy "$POLICY" "recheck_interval = 30; fight_threshold = 0; metrics_file
 thp = { enabled = \"madvise\"; };"
 daemon_start
 wait_log 'msg="started' 2
-gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate || true)
+gate=$(child_pids "$DAEMON_PID" thpguardd-gate)
 [ -n "$gate" ] || fail "no thpguardd-gate child of the daemon: $(ps -o pid,comm --ppid "$DAEMON_PID")"
 
 # one_shot_round LABEL: WRITERS writers 20 ms apart, each reaped by bash at once.
@@ -100,7 +100,7 @@ daemon_stop
 # ---- 4. A daemon that dies takes its gate, and its hold, with it. ----
 daemon_start
 wait_log 'msg="started' 2
-gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate)
+gate=$(child_pids "$DAEMON_PID" thpguardd-gate)
 kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null || true
 DAEMON_PID=
@@ -113,7 +113,7 @@ echo "daemon killed: its gate went too"
 write_policy "$POLICY" 'recheck_interval = 30; fight_threshold = 5; fight_window = 10; thp = { enabled = "madvise"; };'
 daemon_start
 wait_log 'msg="started' 2
-gate=$(pgrep -P "$DAEMON_PID" -x thpguardd-gate)
+gate=$(child_pids "$DAEMON_PID" thpguardd-gate)
 # utime + stime of every thread (the comm has no spaces here: thpguardd, thpguardd-gate).
 cpu_ticks() { cat "/proc/$1/task/"*/stat | awk '{ t += $14 + $15 } END { print t }'; }
 d0=$(cpu_ticks "$DAEMON_PID")

@@ -40,7 +40,8 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 daemon_start_cmd \
         "$THPGUARDD" --config "$POLICY" --log-target=console --metrics-file "$M"
 STRACE_PID=$DAEMON_PID
 on_exit 'kill -KILL $STRACE_PID 2>/dev/null || true'
-DAEMON_PID=$(pgrep -P $STRACE_PID -x thpguardd) || { cat "$TMP/daemon.log"; fail "thpguardd did not start under strace"; }
+DAEMON_PID=$(child_pids $STRACE_PID thpguardd)
+[ -n "$DAEMON_PID" ] || { cat "$TMP/daemon.log"; fail "thpguardd did not start under strace"; }
 
 thp_wait_for enabled madvise 10 || fail "startup did not correct"
 # inotify-visible drift.
@@ -66,7 +67,8 @@ wait_event 10 policy_rejected policy="$POLICY"
 sleep 2.5
 kill -TERM "$DAEMON_PID"
 rc=0
-wait $STRACE_PID || rc=$?
+wait_exit $STRACE_PID 30 || rc=$?
+[ $rc -ne 124 ] || { cat "$TMP/daemon.log"; fail "thpguardd under strace did not exit within 30 s of SIGTERM"; }
 DAEMON_PID=
 [ $rc -eq 0 ] || { cat "$TMP/daemon.log"; fail "thpguardd exited $rc"; }
 

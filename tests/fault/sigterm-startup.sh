@@ -29,7 +29,7 @@ pid=
 # leave the daemon running on its own.
 on_exit '[ -z "$pid" ] || terminate "$pid"'
 for _ in $(seq 1000); do
-        pid=$(pgrep -P $STRACE_PID -x thpguardd || true)
+        pid=$(child_pids $STRACE_PID thpguardd)
         [ -n "$pid" ] && break
         sleep 0.01
 done
@@ -49,8 +49,10 @@ grep -q 'msg="started' "$TMP/daemon.log" && fail "test bug: the daemon had alrea
 [ "$(thp_get enabled)" = always ] && [ "$(thp_get defrag)" = always ] || fail "test bug: a knob was written before the signal"
 kill -TERM "$pid"
 rc=0
-wait $STRACE_PID || rc=$?
+# Bounded: strace waits for the 3 s delay, then for the daemon to exit.
+wait_exit $STRACE_PID 30 || rc=$?
 cat "$TMP/daemon.log"
+[ $rc -ne 124 ] || fail "thpguardd under strace did not exit within 30 s of SIGTERM during the startup apply"
 [ $rc -eq 0 ] || fail "SIGTERM during the startup apply: exit $rc, want 0"
 wait_log '^level=info msg="received Terminated; exiting, knobs left as they are"$' 1
 # Each knob reads a whole, valid value: the apply finished the knob in flight.

@@ -26,7 +26,7 @@ daemon_kill() {
         local p
         [ -n "$DAEMON_PID" ] || return 0
         if [ "$(cat "/proc/$DAEMON_PID/comm" 2>/dev/null)" != thpguardd ]; then
-                for p in $(pgrep -P "$DAEMON_PID" -x thpguardd || true); do
+                for p in $(child_pids "$DAEMON_PID" thpguardd); do
                         terminate "$p"
                 done
         fi
@@ -69,11 +69,14 @@ daemon_start() {
         daemon_start_cmd "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=fanotify "$@"
 }
 
-# daemon_stop: SIGTERM, and the exit status must be 0.
+# daemon_stop [PID]: SIGTERM to PID (default: the daemon), and the exit
+# status of $DAEMON_PID (the daemon, or the wrapper that runs it) must be 0,
+# within $DAEMON_STOP_SECONDS (default 30).
 daemon_stop() {
         local rc=0
-        kill -TERM "$DAEMON_PID"
-        wait "$DAEMON_PID" || rc=$?
+        kill -TERM "${1:-$DAEMON_PID}"
+        wait_exit "$DAEMON_PID" "${DAEMON_STOP_SECONDS:-30}" || rc=$?
+        [ "$rc" -ne 124 ] || fail "thpguardd did not exit within ${DAEMON_STOP_SECONDS:-30} s of SIGTERM"
         DAEMON_PID=
         [ "$rc" -eq 0 ] || fail "thpguardd exited $rc on SIGTERM"
 }

@@ -8,8 +8,12 @@ JOURNALD=/lib/systemd/systemd-journald
 # journald_begin: a journald listening on /run/systemd/journal/socket, or skip.
 journald_begin() {
         command -v journalctl >/dev/null && [ -x $JOURNALD ] || skip "systemd-journald is not installed"
-        # A socket file alone proves nothing: a journald we stopped earlier leaves it behind.
-        pgrep -x systemd-journal >/dev/null && return 0
+        # A socket file alone proves nothing: a journald we stopped earlier leaves
+        # it behind. One that takes a datagram does (not pgrep: a journald in a
+        # container or an nspawn'd system matches it, and pgrep's reads of
+        # every command line can block).
+        "$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).connect(sys.argv[1])' \
+                /run/systemd/journal/socket 2>/dev/null && return 0
         mkdir -p /run/systemd/journal
         rm -f /run/systemd/journal/socket
         # What was there before, so that journald_end removes only what journald made.

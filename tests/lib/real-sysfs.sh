@@ -19,6 +19,9 @@ THPGUARD_REAL_SYSFS_SH=1
 
 THP=/sys/kernel/mm/transparent_hugepage
 THP_LOCK=${THP_LOCK:-/tmp/thpguard-real-sysfs.lock}
+# How long real_sysfs_begin waits for another run to release the lock
+# (tests/CMakeLists.txt sets it, and adds it to each REAL_SYSFS test's TIMEOUT).
+THP_LOCK_WAIT=${THP_LOCK_WAIT:-120}
 
 # thp_writable_knobs: the writable knobs this kernel has, as paths relative to $THP.
 thp_writable_knobs() {
@@ -66,19 +69,27 @@ real_sysfs_restore() {
 }
 
 # real_sysfs_begin: skips where the sysfs is absent or read-only; takes the
-# lock, saying how long that took (a timeout with no output otherwise looks
-# like a hang of thpguardd, when another run held the real sysfs); saves
-# every knob and restores it at exit, after every other cleanup (the daemons
-# and helpers a test started are gone by then).
+# lock, saying how long that took, and fails after $THP_LOCK_WAIT seconds
+# naming every process that still holds it: another run's test, or
+# something a test left behind that inherited the lock's descriptor (a
+# container's conmon, a containerd shim; hence 9>&-). An unbounded wait
+# spent the whole CTest TIMEOUT with nothing said, and looked like a hang
+# of thpguardd. Saves every knob and restores it at exit, after every other
+# cleanup (the daemons and helpers a test started are gone by then).
 real_sysfs_begin() {
-        local k t0=$SECONDS
+        local k t0=$SECONDS holders
         [ -d "$THP" ] || skip "$THP does not exist on this machine"
         if ! (: >>"$THP/enabled") 2>/dev/null; then
                 skip "$THP is read-only here"
         fi
-        echo "waiting for the real-sysfs lock ($THP_LOCK)"
+        echo "waiting for the real-sysfs lock ($THP_LOCK), at most $THP_LOCK_WAIT s"
         exec 9>"$THP_LOCK"
-        flock 9
+        if ! flock -w "$THP_LOCK_WAIT" 9; then
+                exec 9>&-
+                holders=$(lock_holders "$THP_LOCK")
+                fail "the real-sysfs lock $THP_LOCK is still held after $THP_LOCK_WAIT s, by:
+${holders:-(no process has it open any more: it was released just now)}"
+        fi
         echo "got the real-sysfs lock after $((SECONDS - t0)) s"
         for k in $(thp_writable_knobs); do
                 THP_SAVED[$k]=$(thp_get "$k")

@@ -164,6 +164,77 @@ terminate() {
         wait "$1" 2>/dev/null || true
 }
 
+# wait_exit PID SECONDS: waits, at most SECONDS, for PID (a child of this
+# shell) to exit and returns its status; after SECONDS it says so and
+# returns 124, leaving PID running (a cleanup's terminate stops it). A bare
+# `wait` on a process that never exits would run into CTest's TIMEOUT
+# with nothing said.
+wait_exit() {
+        local i rc=0
+        for ((i = 0; i < $2 * 100; i++)); do
+                kill -0 "$1" 2>/dev/null || break
+                sleep 0.01
+        done
+        if kill -0 "$1" 2>/dev/null; then
+                echo "gave up after $2 s waiting for pid $1 ($(cat "/proc/$1/comm" 2>/dev/null)) to exit" >&2
+                return 124
+        fi
+        wait "$1" || rc=$?
+        return "$rc"
+}
+
+# child_pids PARENT [COMM]: the pids of PARENT's children (named COMM), one
+# a line, from every /proc/PID/stat. Not pgrep: it reads each process's
+# cmdline too, and any process on the machine can make that read wait for
+# good (one that holds its own memory lock, tests/lib/fuse-hang.sh).
+child_pids() {
+        local f line pid comm ppid
+        for f in /proc/[0-9]*/stat; do
+                read -r line 2>/dev/null <"$f" || continue
+                stat_fields "$line"
+                [ "$ppid" = "$1" ] && { [ -z "${2:-}" ] || [ "$comm" = "$2" ]; } && echo "$pid"
+        done
+        return 0
+}
+
+# stat_fields LINE: pid, comm and ppid (in the caller's locals) of a /proc/PID/stat line.
+stat_fields() {
+        local rest
+        pid=${1%% *} comm=${1#*\(} comm=${comm%\)*}
+        rest=${1##*) } # "S PPID ...": the comm may hold ") " itself, the last one ends it
+        rest=${rest#* }
+        ppid=${rest%% *}
+}
+
+# lock_holders FILE: every process that has FILE open and is not waiting
+# for a lock on it, one "PID COMM (parent PPID COMM): COMMAND LINE" a line
+# (a command line whose read blocks is given up after 1 s), then how many
+# wait. A process asleep in flock(2) waits, and so does the shell whose
+# flock(1) that is. Call it with no descriptor of FILE open itself.
+lock_holders() {
+        local want pids p line pid comm ppid pcomm args waiting=" "
+        want=$(readlink -f -- "$1")
+        pids=$({ find /proc/[0-9]*/fd -maxdepth 1 -lname "$want" 2>/dev/null || true; } | cut -d/ -f3 | sort -un)
+        for p in $pids; do
+                [[ $(cat "/proc/$p/wchan" 2>/dev/null) == *lock*wait* ]] || continue
+                read -r line 2>/dev/null <"/proc/$p/stat" || continue
+                stat_fields "$line"
+                waiting+="$pid $ppid "
+        done
+        for p in $pids; do
+                [[ $waiting == *" $p "* ]] && continue
+                read -r line 2>/dev/null <"/proc/$p/stat" || continue
+                stat_fields "$line"
+                pcomm=$(cat "/proc/$ppid/comm" 2>/dev/null) || pcomm=gone
+                args=$(timeout -s KILL 1 tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-300) ||
+                        args="(its command line cannot be read)"
+                echo "$pid $comm (parent $ppid $pcomm): $args"
+        done
+        # shellcheck disable=SC2086 # the words are the pids
+        set -- $waiting
+        [ $# -eq 0 ] || echo "(and $(($# / 2)) waiting for it: pids $*)"
+}
+
 # re STRING: STRING with every extended-regex character quoted (pure bash:
 # process creation is slow on a loaded machine).
 re() {

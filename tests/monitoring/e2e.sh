@@ -37,10 +37,6 @@ on_exit 'stop_pid NE'
 on_exit 'stop_pid PROM'
 on_exit 'stop_pid FIGHTER'
 
-# A free port on 127.0.0.1 (the kernel's choice; nothing of ours uses 9090/9100).
-free_port() {
-        "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 TEXTFILE=$TMP/textfile
 mkdir -p "$TEXTFILE" "$TMP/policy" "$TMP/tsdb"
@@ -63,16 +59,15 @@ daemon_start --metrics-file "$M"
 wait_until 5 test -s "$M" || fail "thpguardd wrote no metrics file at $M"
 metric_is "$M" thpguard_up 1 || fail "the metrics file does not say thpguard_up 1"
 
-NE_PORT=$(free_port)
-"$NODE_EXPORTER" --web.listen-address="127.0.0.1:$NE_PORT" --collector.disable-defaults \
-        --collector.textfile --collector.textfile.directory="$TEXTFILE" 9>&- >"$TMP/ne.log" 2>&1 &
-NE=$! # stopped by stop_pid NE
-ne_has_thpguard() { curl -sf "http://127.0.0.1:$NE_PORT/metrics" | grep -q '^thpguard_up 1'; }
-wait_until 10 ne_has_thpguard || { cat "$TMP/ne.log" >&2; fail "node-exporter on 127.0.0.1:$NE_PORT does not export thpguard_up"; }
-echo "node-exporter on 127.0.0.1:$NE_PORT exports $(curl -sf "http://127.0.0.1:$NE_PORT/metrics" | grep -c '^thpguard_') thpguard samples"
+# Our own node-exporter and Prometheus, on ports of their own (listen_start:
+# never one that another test's server, or anything else, has).
+ne_has_thpguard() { curl -sf --max-time 5 "http://127.0.0.1:$1/metrics" | grep -q '^thpguard_up 1'; }
+listen_start "$TMP/ne.log" ne_has_thpguard "$NODE_EXPORTER" --web.listen-address=127.0.0.1:@PORT@ \
+        --collector.disable-defaults --collector.textfile --collector.textfile.directory="$TEXTFILE"
+NE=$LISTEN_PID NE_PORT=$LISTEN_PORT # stopped by stop_pid NE
+echo "node-exporter on 127.0.0.1:$NE_PORT exports $(curl -sf --max-time 5 "http://127.0.0.1:$NE_PORT/metrics" | grep -c '^thpguard_') thpguard samples"
 
 "$PY" "$MT/check-monitoring.py" testcopy "$MON/thpguard-rules.yaml" "$TMP/rules.yaml"
-PROM_PORT=$(free_port)
 cat >"$TMP/prometheus.yml" <<CFG
 global:
   scrape_interval: 1s
@@ -85,12 +80,12 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$NE_PORT']
 CFG
-"$PROMETHEUS" --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
-        --web.listen-address="127.0.0.1:$PROM_PORT" 9>&- >"$TMP/prom.log" 2>&1 &
-PROM=$! # stopped by stop_pid PROM
+prom_ready() { curl -sf --max-time 2 -o /dev/null "http://127.0.0.1:$1/-/ready"; }
+listen_start "$TMP/prom.log" prom_ready "$PROMETHEUS" --config.file="$TMP/prometheus.yml" \
+        --storage.tsdb.path="$TMP/tsdb" --web.listen-address=127.0.0.1:@PORT@
+PROM=$LISTEN_PID PROM_PORT=$LISTEN_PORT # stopped by stop_pid PROM
 URL=http://127.0.0.1:$PROM_PORT
 api() { "$PY" "$MT/promapi.py" "$@"; }
-api ready "$URL" 30 || { tail -20 "$TMP/prom.log" >&2; fail "prometheus did not start"; }
 up_scraped() { [ "$(api value "$URL" 'thpguard_up{job="node"}')" = 1 ]; }
 wait_until 20 up_scraped || { tail -20 "$TMP/prom.log" >&2; fail "prometheus does not see thpguard_up 1"; }
 echo "prometheus on 127.0.0.1:$PROM_PORT scrapes it, rules: $(grep -c -e '- alert:' -e 'alert:' "$TMP/rules.yaml") alerts"
@@ -129,7 +124,7 @@ api dashboard "$URL" "$TMP/dash/dashboard-exprs.json" --may-be-empty "Stopped th
         --may-be-empty "khugepaged CPU per node" ||
         fail "a dashboard expression fails or has no data (above)"
 touch "$TMP/stop-fighter"
-wait "$FIGHTER" || true
+wait_exit "$FIGHTER" 10 || true
 FIGHTER=
 api watch "$URL" 90 --seen "$SEEN" --after-active ThpguardWriterFight=inactive ThpguardNodeNotCompliant=inactive ||
         fail "the fight's alerts did not resolve once the other writer stopped"
@@ -146,11 +141,7 @@ policy enforce
 
 # --- 4. thpguardd stops ------------------------------------------------------
 echo "4. thpguardd stops (SIGTERM)"
-kill -TERM "$DAEMON_PID"
-rc=0
-wait "$DAEMON_PID" || rc=$?
-DAEMON_PID=
-[ "$rc" -eq 0 ] || fail "thpguardd exited $rc on SIGTERM"
+daemon_stop
 metric_is "$M" thpguard_up 0 || fail "the metrics file does not say thpguard_up 0 after SIGTERM"
 api watch "$URL" 60 --seen "$SEEN" ThpguardDown=pending ThpguardDown=firing || fail "ThpguardDown did not go pending, then firing"
 daemon_start --metrics-file "$M"
@@ -164,6 +155,6 @@ daemon_kill
 stop_pid PROM
 stop_pid NE
 for port in "$NE_PORT" "$PROM_PORT"; do
-        if curl -s -o /dev/null "http://127.0.0.1:$port/"; then fail "something still listens on 127.0.0.1:$port"; fi
+        if curl -s --max-time 5 -o /dev/null "http://127.0.0.1:$port/"; then fail "something still listens on 127.0.0.1:$port"; fi
 done
 echo "PASS"
