@@ -16,22 +16,17 @@ set -euo pipefail
 # shellcheck source=../lib/daemon.sh
 . "$SRCDIR/tests/lib/daemon.sh"
 
-need podman
 need runc
 need gcc
 real_sysfs_begin
 
-POD=(podman --root "$TMP/podman/root" --runroot "$TMP/podman/run" --storage-driver vfs
-        --cgroup-manager cgroupfs --events-backend file --runtime runc)
-timeout 60 "${POD[@]}" info >/dev/null 2>"$TMP/podman-info.err" ||
-        skip "podman cannot run here: $(head -n3 "$TMP/podman-info.err" | tr '\n' ' ')"
-on_exit "timeout 60 ${POD[*]} rm -fa >/dev/null 2>&1; timeout 60 ${POD[*]} rmi -fa >/dev/null 2>&1"
-
+podman_private
+POD=(podman --runtime runc)
 mkdir -p "$TMP/rootfs/proc" "$TMP/rootfs/sys"
 gcc -static -O2 -o "$TMP/rootfs/write-knob" "$SRCDIR/tests/container/write-knob.c" 2>"$TMP/gcc.err" ||
         skip "no static C library to build the image's writer: $(head -n2 "$TMP/gcc.err")"
 IMAGE=localhost/thpguard-write-knob:test
-tar -C "$TMP/rootfs" -c . | timeout 120 "${POD[@]}" import - "$IMAGE" >/dev/null 2>"$TMP/import.err" ||
+tar -C "$TMP/rootfs" -c . | "${POD[@]}" import - "$IMAGE" >/dev/null 2>"$TMP/import.err" ||
         fail "podman import: $(cat "$TMP/import.err")"
 
 thp_set enabled madvise
@@ -59,7 +54,7 @@ check_write() {
 # ---- podman ----
 for kv in enabled:always:madvise defrag:never:madvise khugepaged/defrag:1:0; do
         IFS=: read -r knob value desired <<<"$kv"
-        timeout 120 "${POD[@]}" run --rm --privileged --network none "${PODMAN_OPTS[@]:0:4}" \
+        "${POD[@]}" run --rm --privileged --network none "${PODMAN_OPTS[@]:0:4}" \
                 --cidfile "$TMP/cid" "$IMAGE" /write-knob "/sys/kernel/mm/transparent_hugepage/$knob" "$value" \
                 >"$TMP/out" 2>"$TMP/err" || fail "podman run: $(cat "$TMP/err")"
         check_write podman "$(cat "$TMP/cid")" "$knob" "$value" "$desired" "$TMP/out"
@@ -76,13 +71,14 @@ CTD=$TMP/containerd
 SOCK=$CTD/containerd.sock
 mkdir -p "$CTD"
 printf 'version = 2\n' >"$CTD/config.toml"
-containerd --config "$CTD/config.toml" --root "$CTD/root" --state "$CTD/state" --address "$SOCK" >"$CTD/log" 2>&1 &
+# Without fd 9: it would hold the real-sysfs lock for as long as it runs.
+containerd --config "$CTD/config.toml" --root "$CTD/root" --state "$CTD/state" --address "$SOCK" >"$CTD/log" 2>&1 9>&- &
 CTD_PID=$!
 on_exit "terminate $CTD_PID"
-CTR=(timeout 120 ctr --address "$SOCK" --namespace thpguard-test)
+CTR=(timeout -k 10 120 ctr --address "$SOCK" --namespace thpguard-test)
 wait_until 30 "${CTR[@]}" version >/dev/null 2>&1 ||
         fail "containerd did not answer on $SOCK within 30 s: $(tail -n5 "$CTD/log")"
-timeout 120 "${POD[@]}" save "$IMAGE" -o "$TMP/image.tar" >/dev/null 2>"$TMP/err" || fail "podman save: $(cat "$TMP/err")"
+"${POD[@]}" save "$IMAGE" -o "$TMP/image.tar" >/dev/null 2>"$TMP/err" || fail "podman save: $(cat "$TMP/err")"
 "${CTR[@]}" images import "$TMP/image.tar" >/dev/null 2>"$TMP/err" || fail "ctr images import: $(cat "$TMP/err")"
 POD_UID=$(cat /proc/sys/kernel/random/uuid)
 for kv in enabled:always:madvise defrag:never:madvise khugepaged/defrag:1:0; do
@@ -91,7 +87,7 @@ for kv in enabled:always:madvise defrag:never:madvise khugepaged/defrag:1:0; do
         # Without --net-host, ctr gives the task a network namespace of its own.
         "${CTR[@]}" run --rm --privileged --runc-binary "$(command -v runc)" \
                 --cgroup "/kubepods/besteffort/pod$POD_UID/$id" "$IMAGE" "$id" \
-                /write-knob "/sys/kernel/mm/transparent_hugepage/$knob" "$value" >"$TMP/out" 2>"$TMP/err" ||
+                /write-knob "/sys/kernel/mm/transparent_hugepage/$knob" "$value" >"$TMP/out" 2>"$TMP/err" 9>&- ||
                 fail "ctr run: $(cat "$TMP/err")"
         check_write containerd "$id" "$knob" "$value" "$desired" "$TMP/out"
 done
