@@ -30,8 +30,11 @@
  * one batch that long, is killed and its group closed, which lets every
  * held open go on at once. Writers wait about that long, at most about
  * twice (a gate that answered some since the last check is given another
- * period). The gate dies with the daemon (PR_SET_PDEATHSIG), and with it
- * the group: a crashed or killed daemon holds no one.
+ * period). One gap: a batch the gate took before the loop saw the group
+ * readable is judged with the next open only, so a gate that a tracer
+ * stops in the midst of a batch holds that batch's openers until then.
+ * The gate dies with the daemon (PR_SET_PDEATHSIG), and with it the group:
+ * a crashed or killed daemon holds no one.
  */
 
 #include <stdbool.h>
