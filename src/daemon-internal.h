@@ -176,7 +176,13 @@ struct Daemon {
         int open_notice_fd, open_notice_write_fd;
         WriterGateCounters gate_counters; /* a lost gate's last */
         bool gate_lost;
-        sd_event_source *gate_exit_source, *gate_timer;
+        pid_t gate_unreaped; /* a lost gate not reaped yet (its tracer holds its zombie); 0: none */
+        /*
+         * Its supervision, none of which wakes an idle daemon: its exit, its
+         * stop (SIGCHLD), and its group turning readable, which arms the
+         * one-shot gate_timer while opens wait (writer-gate.h).
+         */
+        sd_event_source *gate_exit_source, *gate_child_source, *gate_queue_source, *gate_timer;
         sd_event_source *late_write_source,
             *late_write_timer; /* records waiting for their writer (daemon.c) */
         pid_t self_pid;

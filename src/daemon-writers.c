@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -273,9 +274,16 @@ static void gate_lost(Daemon *d, WriterGateHealth h) {
                   c.opens);
         d->gate_counters = c;
         d->gate_lost = true;
-        d->gate = writer_gate_free(d->gate);
+        /* Out of the loop's epoll set before the group is closed: the gate's own copy may outlive ours. */
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
+        d->gate_queue_source = event_source_disable_unref(d->gate_queue_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);
+        writer_gate_stop(d->gate);
+        d->gate_unreaped = writer_gate_unreaped(d->gate);
+        d->gate = writer_gate_free(d->gate);
+        /* The killed gate's exit is a SIGCHLD to come: kept for that, then no more. */
+        if (!d->gate_unreaped)
+                d->gate_child_source = event_source_disable_unref(d->gate_child_source);
         d->metrics_dirty = true;
 }
 
@@ -286,18 +294,61 @@ static int on_gate_exit(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
-static int on_gate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_gate_child(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Daemon *d = userdata;
-        WriterGateHealth h = writer_gate_check(d->gate, usec);
+        WriterGateHealth h;
+
+        if (!d->gate) {
+                if (d->gate_unreaped && writer_gate_reap(d->gate_unreaped) == 0) {
+                        d->gate_unreaped = 0;
+                        d->gate_child_source = event_source_disable_unref(d->gate_child_source);
+                }
+                return 0;
+        }
+        h = writer_gate_child_changed(d->gate);
+        if (h != WRITER_GATE_RUNNING)
+                gate_lost(d, h);
+        return 0;
+}
+
+/* A gate nobody checks could hold every opener for good: we exit, and it dies with us. */
+static void gate_watch_failed(Daemon *d, int r) {
+        (void)sd_event_exit(d->event, EXIT_FAILURE);
+        log_error_errno(&d->log, r, "cannot watch the writer gate; exiting");
+}
+
+/* Opens wait for the gate: not watched again until they have had WRITER_GATE_STALL_USEC. */
+static int on_gate_queue(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Daemon *d = userdata;
         int r;
 
+        r = sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        if (r >= 0)
+                r = event_arm_timer(d->gate_timer,
+                                    writer_gate_hold_begin(d->gate, event_now(d->event, CLOCK_MONOTONIC)));
+        if (r < 0)
+                gate_watch_failed(d, r);
+        return 0;
+}
+
+static int on_gate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        WriterGateHealth h;
+        uint64_t next = 0;
+        int r;
+
+        h = writer_gate_check(d->gate, usec, &next);
         if (h != WRITER_GATE_RUNNING) {
                 gate_lost(d, h);
                 return 0;
         }
-        r = event_arm_timer(d->gate_timer, usec + WRITER_GATE_CHECK_USEC);
+        /* Nothing waits any more: the next open, and not a clock, brings the next check. */
+        if (next == 0)
+                r = sd_event_source_set_enabled(d->gate_queue_source, SD_EVENT_ON);
+        else
+                r = event_arm_timer(d->gate_timer, next);
         if (r < 0)
-                log_error_errno(&d->log, r, "cannot arm the writer gate's check; exiting");
+                gate_watch_failed(d, r);
         return 0;
 }
 
@@ -391,6 +442,17 @@ int daemon_setup_writer_gate(Daemon *d) {
 
         if (d->gate_fd < 0)
                 return 0;
+        /*
+         * Before the fork, and so before any other thread (they inherit the
+         * mask): SIGCHLD blocked, or a stop of the gate would be lost.
+         */
+        r = event_add_signal(d->event, &d->gate_child_source, SIGCHLD, on_gate_child, d);
+        if (r < 0) {
+                close(d->gate_fd);
+                d->gate_fd = -1;
+                return log_error_errno(&d->log, r, "cannot handle SIGCHLD for the writer gate");
+        }
+        (void)sd_event_source_set_description(d->gate_child_source, "writer-gate-child");
         /* Its notice of each foreign open, for the corrector thread (writer-gate.h says why). */
         if (pipe2(notice, O_CLOEXEC | O_NONBLOCK) < 0)
                 notice[0] = notice[1] = -1; /* attribution works without: the correction is as fast as off */
@@ -404,12 +466,18 @@ int daemon_setup_writer_gate(Daemon *d) {
         r = sd_event_add_io(d->event, &d->gate_exit_source, writer_gate_exit_fd(d->gate), EPOLLIN,
                             on_gate_exit, d);
         if (r >= 0)
-                r = sd_event_add_time(d->event, &d->gate_timer, CLOCK_MONOTONIC,
-                                      event_now(d->event, CLOCK_MONOTONIC) + WRITER_GATE_CHECK_USEC,
-                                      USEC_PER_MSEC * 50, on_gate_timer, d);
+                r = sd_event_add_io(d->event, &d->gate_queue_source, writer_gate_queue_fd(d->gate), EPOLLIN,
+                                    on_gate_queue, d);
+        /* Armed by the first open to wait: none yet. */
+        if (r >= 0)
+                r = sd_event_add_time(d->event, &d->gate_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 50,
+                                      on_gate_timer, d);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(d->gate_timer, SD_EVENT_OFF);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot watch the writer gate");
         (void)sd_event_source_set_description(d->gate_exit_source, "writer-gate-exit");
+        (void)sd_event_source_set_description(d->gate_queue_source, "writer-gate-queue");
         (void)sd_event_source_set_description(d->gate_timer, "writer-gate-check");
         return 0;
 }
@@ -417,7 +485,9 @@ int daemon_setup_writer_gate(Daemon *d) {
 void daemon_writers_free(Daemon *d) {
         d->probe = write_probe_free(d->probe);
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
+        d->gate_queue_source = event_source_disable_unref(d->gate_queue_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);
+        d->gate_child_source = event_source_disable_unref(d->gate_child_source);
         d->gate = writer_gate_free(d->gate);
         if (d->gate_fd >= 0)
                 close(d->gate_fd);

@@ -53,8 +53,9 @@ struct WriterGate {
         int exit_fd;  /* the read end of a pipe whose write end only the gate holds */
         char proc_root[4096];
         GateShared *shared;
-        uint64_t last_opens; /* at the last check */
-        bool queued_last;    /* events were waiting at the last check */
+        uint64_t last_opens; /* answered at writer_gate_hold_begin() or the last check since */
+        bool killed;         /* SIGKILL sent */
+        bool reaped;         /* pid is no process of ours any more: never signalled again */
 };
 
 /* ---- The gate process --------------------------------------------------- */
@@ -409,23 +410,40 @@ int writer_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t da
         return 0;
 }
 
-/* The gate is gone or must go: kill it, reap it, and close the group, which lets every held open go on. */
-static void gate_stop(WriterGate *g) {
-        if (g->pid > 0) {
+/*
+ * Kills the gate (once; a pid reaped is no process of ours any more) and
+ * reaps it if it is dead already. Not waited for: a traced gate's zombie is
+ * its tracer's to see first, for as long as the tracer likes.
+ */
+static void gate_kill(WriterGate *g) {
+        if (g->pid <= 0 || g->reaped)
+                return;
+        if (!g->killed)
                 (void)kill(g->pid, SIGKILL);
-                while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
-                g->pid = 0;
-        }
+        g->killed = true;
+        g->reaped = writer_gate_reap(g->pid) == 0;
+}
+
+/* The group closed lets every held open go on once the gate's own copy is closed too, at its exit. */
+void writer_gate_stop(WriterGate *g) {
+        gate_kill(g);
         if (g->group_fd >= 0)
                 close(g->group_fd);
         g->group_fd = -1;
 }
 
+int writer_gate_reap(pid_t pid) {
+        siginfo_t si = {};
+
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG) < 0)
+                return errno == ECHILD ? 0 : -errno; /* ECHILD: reaped already */
+        return si.si_pid == pid ? 0 : -EAGAIN;
+}
+
 WriterGate *writer_gate_free(WriterGate *g) {
         if (!g)
                 return NULL;
-        gate_stop(g);
+        writer_gate_stop(g);
         if (g->exit_fd >= 0)
                 close(g->exit_fd);
         if (g->shared)
@@ -448,6 +466,14 @@ pid_t writer_gate_pid(const WriterGate *g) {
         return g->pid;
 }
 
+int writer_gate_queue_fd(const WriterGate *g) {
+        return g->group_fd;
+}
+
+pid_t writer_gate_unreaped(const WriterGate *g) {
+        return g->pid > 0 && !g->reaped ? g->pid : 0;
+}
+
 /* Stopped ('T') or traced ('t'): it answers nothing until someone lets it go on. */
 static bool gate_is_stopped(const WriterGate *g) {
         ProcStat st;
@@ -463,29 +489,55 @@ static size_t queued_bytes(int fd) {
         return ioctl(fd, FIONREAD, &n) < 0 || n < 0 ? 0 : (size_t)n;
 }
 
-WriterGateHealth writer_gate_check(WriterGate *g, uint64_t now) {
+WriterGateHealth writer_gate_child_changed(WriterGate *g) {
+        siginfo_t si = {};
+
+        if (g->pid <= 0 || g->reaped)
+                return WRITER_GATE_EXITED;
+        /* A group stop (SIGSTOP, SIGTSTP) is reported to us even when someone traces the gate; a tracer's
+         * own stops are not: writer_gate_check() finds those, once an open waits. */
+        if (waitid(P_PID, (id_t)g->pid, &si, WEXITED | WSTOPPED | WNOHANG) < 0 || si.si_pid != g->pid)
+                return WRITER_GATE_RUNNING;
+        if (si.si_code == CLD_STOPPED) {
+                gate_kill(g);
+                return WRITER_GATE_STALLED;
+        }
+        g->reaped = true;
+        return WRITER_GATE_EXITED;
+}
+
+uint64_t writer_gate_hold_begin(WriterGate *g, uint64_t now) {
+        g->last_opens = atomic_load(&g->shared->opens);
+        return now + WRITER_GATE_STALL_USEC;
+}
+
+WriterGateHealth writer_gate_check(WriterGate *g, uint64_t now, uint64_t *ret_next) {
         uint64_t busy_since, opens;
         bool queued, stalled;
 
-        if (g->pid <= 0)
+        if (g->pid <= 0 || g->reaped || g->killed)
                 return WRITER_GATE_EXITED;
-        if (waitpid(g->pid, NULL, WNOHANG) == g->pid) {
-                g->pid = 0;
-                gate_stop(g);
-                return WRITER_GATE_EXITED;
-        }
         busy_since = atomic_load(&g->shared->busy_since_usec);
         opens = atomic_load(&g->shared->opens);
         queued = queued_bytes(g->group_fd) > 0;
-        /* Held opens waiting since the last check with none answered, or one batch taken too long ago. */
-        stalled = gate_is_stopped(g) || (queued && g->queued_last && opens == g->last_opens) ||
-                  (busy_since && now > busy_since && now - busy_since > WRITER_GATE_STALL_USEC);
-        g->queued_last = queued;
-        g->last_opens = opens;
-        if (!stalled)
+        if (!queued && !busy_since) {
+                *ret_next = 0;
                 return WRITER_GATE_RUNNING;
-        gate_stop(g);
-        return WRITER_GATE_STALLED;
+        }
+        /* Opens waited all along and none was answered, or one batch was taken too long ago. */
+        stalled = (queued && opens == g->last_opens) ||
+                  (busy_since && now > busy_since && now - busy_since >= WRITER_GATE_STALL_USEC) ||
+                  gate_is_stopped(g);
+        if (stalled) {
+                gate_kill(g);
+                return WRITER_GATE_STALLED;
+        }
+        g->last_opens = opens;
+        *ret_next = now + WRITER_GATE_STALL_USEC;
+        /* A batch under way is judged when it has had its time, not a whole period after this check. */
+        if (busy_since && busy_since + WRITER_GATE_STALL_USEC < *ret_next)
+                *ret_next = busy_since + WRITER_GATE_STALL_USEC;
+        return WRITER_GATE_RUNNING;
 }
 
 bool writer_gate_find(WriterGate *g, pid_t pid, Writer *ret) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * thpguard-bench THPGUARDD [IDLE_SECONDS]
+ * thpguard-bench THPGUARDD [IDLE_SECONDS [--idle-only]]
  *
  * Measures the daemon on this machine's real THP sysfs and prints figures;
  * it asserts nothing. Needs root; saves and restores every knob its policies
@@ -25,7 +25,10 @@
  *    through the daemon's own read-and-compare), and per recheck wakeup of
  *    the daemon from /proc/PID/schedstat, beside the floor: an sd-event
  *    loop whose 1 s timer does nothing;
- *  - wakeups while idle (context switches over IDLE_SECONDS, default 60);
+ *  - wakeups while idle (context switches over IDLE_SECONDS, default 60),
+ *    of the main thread as the other figures count them, and of every
+ *    thread of the daemon and of its writer gate; --idle-only measures
+ *    this alone;
  *  - peak RSS (VmHWM);
  *  - a writer looping flat out for 10 s: daemon CPU and log lines.
  */
@@ -259,6 +262,71 @@ static long status_field(pid_t pid, const char *key) {
 static long wakeups(pid_t pid) {
         return status_field(pid, "voluntary_ctxt_switches:") +
                status_field(pid, "nonvoluntary_ctxt_switches:");
+}
+
+/* The context switches of every thread of pid and of its children (the writer gate). */
+static long wakeups_all(pid_t pid) {
+        DIR *procs = opendir("/proc");
+        struct dirent *e, *t;
+        long n = 0;
+
+        while (procs && (e = readdir(procs))) {
+                char path[300], line[512], *paren;
+                pid_t p = (pid_t)atoi(e->d_name), ppid = 0;
+                DIR *tasks;
+                FILE *f;
+
+                if (p <= 0)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/stat", p);
+                f = fopen(path, "r");
+                if (!f)
+                        continue;
+                /* pid (comm) state ppid ...: the comm may hold spaces and parentheses */
+                if (fgets(line, sizeof(line), f) && (paren = strrchr(line, ')')))
+                        ppid = (pid_t)strtol(paren + 4, NULL, 10);
+                fclose(f);
+                if (p != pid && ppid != pid)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/task", p);
+                tasks = opendir(path);
+                while (tasks && (t = readdir(tasks))) {
+                        if (t->d_name[0] == '.')
+                                continue;
+                        snprintf(path, sizeof(path), "/proc/%d/task/%s/status", p, t->d_name);
+                        f = fopen(path, "r");
+                        while (f && fgets(line, sizeof(line), f))
+                                if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0 ||
+                                    strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0)
+                                        n += strtol(strchr(line, ':') + 1, NULL, 10);
+                        if (f)
+                                fclose(f);
+                }
+                if (tasks)
+                        closedir(tasks);
+        }
+        if (procs)
+                closedir(procs);
+        return n;
+}
+
+/* Idle: only the recheck timer should wake us (and nothing of the writer gate's). */
+static void measure_idle(const char *bin, int idle_seconds) {
+        uint64_t ready_ns;
+        long w0, w1, a0, a1;
+        pid_t pid;
+
+        write_policy("recheck_interval = 30;\nthp = { enabled = \"madvise\"; };\n");
+        pid = start_daemon(bin, "idle.log", &ready_ns);
+        sleep(1); /* the gate forked and settled */
+        w0 = wakeups(pid), a0 = wakeups_all(pid);
+        sleep((unsigned)idle_seconds);
+        w1 = wakeups(pid), a1 = wakeups_all(pid);
+        printf(
+            "wakeups while idle over %d s (recheck_interval = 30): %ld; every thread of the daemon and its "
+            "writer gate: %ld\n",
+            idle_seconds, w1 - w0, a1 - a0);
+        stop_daemon(pid);
 }
 
 /* The floors, run as this program re-executed: what the daemon costs at least here. */
@@ -1096,7 +1164,7 @@ int main(int argc, char **argv) {
         if (argc > 1 && strncmp(argv[1], "--floor-", 8) == 0)
                 return run_floor(argv[1]);
         if (argc < 2) {
-                fprintf(stderr, "usage: thpguard-bench THPGUARDD [IDLE_SECONDS]\n");
+                fprintf(stderr, "usage: thpguard-bench THPGUARDD [IDLE_SECONDS [--idle-only]]\n");
                 return 2;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1117,6 +1185,11 @@ int main(int argc, char **argv) {
         atexit(restore);
         print_machine();
         print_loadavg("at start");
+        if (argc > 3 && strcmp(argv[3], "--idle-only") == 0) {
+                measure_idle(argv[1], idle_seconds);
+                print_loadavg("at the end");
+                return 0;
+        }
 
         /* Latency: fight protection off, or 1000 drifts would be a fight. */
         write_word(ENABLED, "madvise");
@@ -1175,14 +1248,7 @@ int main(int argc, char **argv) {
         stop_daemon(floor_pid);
         stop_daemon(pid);
 
-        /* Idle: only the recheck timer should wake us. */
-        write_policy("recheck_interval = 30;\nthp = { enabled = \"madvise\"; };\n");
-        pid = start_daemon(argv[1], "idle.log", &ready_ns);
-        w0 = wakeups(pid);
-        sleep((unsigned)idle_seconds);
-        w1 = wakeups(pid);
-        printf("wakeups while idle over %d s (recheck_interval = 30): %ld\n", idle_seconds, w1 - w0);
-        stop_daemon(pid);
+        measure_idle(argv[1], idle_seconds);
 
         /* Fight: default protection (5 corrections in 10 s), a writer looping flat out for 10 s. */
         write_policy("recheck_interval = 30;\nthp = { enabled = \"madvise\"; };\n");

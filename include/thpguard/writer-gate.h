@@ -16,12 +16,25 @@
  * command line waits for the process's memory lock, which a writer can hold
  * for ever: a thread of the gate reads it with a 1 ms budget and is
  * abandoned when stuck), and lifts its mark from a file that one writer
- * opens flat out (a fight), so a writer cannot make it burn CPU. The daemon
- * checks it twice a second; a gate that is stopped, traced, or holds an
- * open longer than WRITER_GATE_STALL_USEC is killed, and its group closed,
- * which lets every held open go on at once: writers then wait at most
- * about that long. The gate dies with the daemon (PR_SET_PDEATHSIG), and
- * with it the group: a crashed or killed daemon holds no one.
+ * opens flat out (a fight), so a writer cannot make it burn CPU.
+ *
+ * The daemon watches it without a timer of its own while nothing opens a
+ * knob file. A stopped gate is reported by the kernel to its parent
+ * (SIGCHLD, CLD_STOPPED), which kills it at once. A gate that is traced and
+ * stopped by its tracer (reported to the tracer only) or stuck holds
+ * nobody until an open comes: the group itself turns readable then, and
+ * only then the daemon arms a check for WRITER_GATE_STALL_USEC later (not
+ * on the notice pipe below: the gate writes it as it answers, so a gate
+ * that answers nothing never writes it). A gate that by then has answered
+ * none of what waited, is stopped or traced while opens wait, or has held
+ * one batch that long, is killed and its group closed, which lets every
+ * held open go on at once. Writers wait about that long, at most about
+ * twice (a gate that answered some since the last check is given another
+ * period). One gap: a batch the gate took before the loop saw the group
+ * readable is judged with the next open only, so a gate that a tracer
+ * stops in the midst of a batch holds that batch's openers until then.
+ * The gate dies with the daemon (PR_SET_PDEATHSIG), and with it the group:
+ * a crashed or killed daemon holds no one.
  */
 
 #include <stdbool.h>
@@ -31,7 +44,6 @@
 #include "thpguard/macro.h"
 #include "thpguard/writer.h"
 
-#define WRITER_GATE_CHECK_USEC (500 * 1000)
 #define WRITER_GATE_STALL_USEC (500 * 1000)
 
 typedef struct WriterGate WriterGate;
@@ -45,14 +57,15 @@ typedef struct WriterGateCounters {
 
 typedef enum WriterGateHealth {
         WRITER_GATE_RUNNING,
-        WRITER_GATE_EXITED,  /* it died: its group is closed */
-        WRITER_GATE_STALLED, /* stopped, traced or stuck: killed, its group closed */
+        WRITER_GATE_EXITED,  /* it died: writer_gate_stop() closes our copy of its group */
+        WRITER_GATE_STALLED, /* stopped, traced or stuck: killed; writer_gate_stop() closes the group */
 } WriterGateHealth;
 
 /*
  * Starts the gate on group_fd (the open group; the gate owns it from here
  * on, on failure too). Opens by daemon_pid, ours, are let through unlooked.
- * Call it with no other thread running: it forks.
+ * Call it with no other thread running, as it forks, and with SIGCHLD
+ * blocked, as its stop is told by SIGCHLD (writer_gate_child_changed()).
  *
  * notice_fd (or -1) is the write end of a non-blocking pipe, which the
  * caller keeps: for each open by another process, the gate writes a byte
@@ -64,18 +77,61 @@ typedef enum WriterGateHealth {
  */
 int writer_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid, WriterGate **ret);
 
-/* Kills the gate and closes the group, so no open is held. */
+/*
+ * Kills the gate and closes the group, so no open is held. Never waits for
+ * the gate's exit: a traced gate's zombie is its tracer's to see first, for
+ * as long as the tracer likes (writer_gate_unreaped()).
+ */
+void writer_gate_stop(WriterGate *g);
+
+/* Stops the gate (if it was not) and frees it. */
 WriterGate *writer_gate_free(WriterGate *g);
 DEFINE_TRIVIAL_CLEANUP_FUNC(WriterGate *, writer_gate_free);
 
 /* Marks a knob file: every open of it waits for the gate from now on. */
 int writer_gate_mark(WriterGate *g, int file_fd);
 
-/* Readable (POLLHUP) once the gate has exited. */
+/* Readable (POLLHUP) once the gate has exited, traced or not. */
 int writer_gate_exit_fd(const WriterGate *g);
 
-/* Whether the gate still answers; a stalled one is killed here. now is CLOCK_MONOTONIC. */
-WriterGateHealth writer_gate_check(WriterGate *g, uint64_t now);
+/*
+ * Readable (POLLIN) while opens wait for the gate to take them: the group
+ * itself. The caller watches it only until it turns readable, and then
+ * calls writer_gate_check() until that says nothing waits any more.
+ */
+int writer_gate_queue_fd(const WriterGate *g);
+
+/*
+ * On SIGCHLD (the gate is our child: block SIGCHLD in every thread and take
+ * it from a signalfd): whether the gate still runs. One that has stopped is
+ * killed here; one that has exited is reaped. Never waits.
+ */
+WriterGateHealth writer_gate_child_changed(WriterGate *g);
+
+/*
+ * The queue fd turned readable: from now on writer_gate_check() judges the
+ * gate by what it answers. Returns when to call it, on CLOCK_MONOTONIC.
+ */
+uint64_t writer_gate_hold_begin(WriterGate *g, uint64_t now);
+
+/*
+ * While opens wait for the gate: whether it answers them. One that answered
+ * none of them since the last call (or writer_gate_hold_begin()), that is
+ * stopped or traced while they wait, or has held one batch longer than
+ * WRITER_GATE_STALL_USEC, is killed here. *ret_next: when to check again,
+ * or 0 once nothing waits (watch the queue fd again).
+ */
+WriterGateHealth writer_gate_check(WriterGate *g, uint64_t now, uint64_t *ret_next);
+
+/*
+ * After writer_gate_stop(): the gate's pid if it could not be reaped yet
+ * (killed but not dead yet, or a zombie its tracer still holds), else 0.
+ * Its exit is a SIGCHLD to come: writer_gate_reap() it then.
+ */
+pid_t writer_gate_unreaped(const WriterGate *g);
+
+/* Reaps such a pid: 0 once it is reaped, -EAGAIN while it has not exited. Never waits. */
+int writer_gate_reap(pid_t pid);
 
 /* The gate's pid, for messages. */
 pid_t writer_gate_pid(const WriterGate *g);
