@@ -116,6 +116,7 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool probe
                         rt->corrector_recheck = true;
                 else if (daemon_correct_knob(d, i, &rt->corrector_outcome)) {
                         rt->corrector_has_outcome = true;
+                        rt->corrector_read_seq = rt->probe_seq;
                         /* What woke us first: a write inotify never saw was through another mount. */
                         rt->corrector_trigger = named[i] ? TRIGGER_INOTIFY : TRIGGER_BPF;
                         wrote |= rt->corrector_outcome.written;
@@ -285,6 +286,7 @@ bool daemon_corrector_take(Daemon *d, size_t i, EnforceOutcome *ret_outcome, Tri
         if (has) {
                 *ret_outcome = rt->corrector_outcome;
                 *ret_trigger = rt->corrector_trigger;
+                rt->read_probe_seq = rt->corrector_read_seq;
         }
         *ret_recheck = rt->corrector_recheck;
         rt->corrector_has_outcome = rt->corrector_recheck = false;

@@ -92,10 +92,18 @@ typedef struct TrackedKnob {
          * (daemon-writers.c). */
         struct write_probe_record probe_record;
         bool probe_record_fresh;
+        /*
+         * Records taken for it so far (probe_seq), the number of the one kept,
+         * and how many there were when the outcome being reported was read:
+         * a compliant read forgets the writers of records before it only, not
+         * of one that came while its outcome waited for the loop.
+         */
+        uint64_t probe_seq, probe_record_seq, read_probe_seq;
 
         /* The corrector's (daemon-corrector.c), under Daemon.lock. */
         Trigger corrector_trigger;  /* what woke it: inotify or the probe */
         bool corrector_has_outcome; /* corrector_outcome waits for the loop */
+        uint64_t corrector_read_seq; /* probe_seq when the corrector read it */
         bool corrector_recheck;     /* an event came while it waited: the loop checks the knob */
         EnforceOutcome corrector_outcome;
 } TrackedKnob;

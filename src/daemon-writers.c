@@ -66,6 +66,7 @@ _hot_ void daemon_probe_take(Daemon *d, bool *named) {
                 named[i] = true;
                 d->knobs[i].probe_record = r;
                 d->knobs[i].probe_record_fresh = true;
+                d->knobs[i].probe_record_seq = ++d->knobs[i].probe_seq;
         }
 }
 
@@ -223,9 +224,11 @@ void daemon_writer_forget(Daemon *d, size_t i) {
         if (!daemon_writers_on(d))
                 return;
         /* A write of the policy's own value is no drift: its writer must not be blamed for a later one. */
-        if (d->probe)
-                take_probe_record(d, i);
-        else
+        if (d->probe) {
+                /* A record that came after the compliant read is of a write it did not see: kept. */
+                if (d->knobs[i].probe_record_seq <= d->knobs[i].read_probe_seq)
+                        take_probe_record(d, i);
+        } else
                 drain(d);
         d->knobs[i].writer_fresh = false;
 }

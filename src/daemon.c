@@ -385,6 +385,8 @@ static unsigned check_knobs(Daemon *d, const bool *which, Trigger t) {
 
         for (size_t i = 0; i < n; i++) {
                 checked[i] = (!which || which[i]) && daemon_correct_knob(d, i, &o[i]);
+                /* Read under the lock: no record can come between this read and its report. */
+                d->knobs[i].read_probe_seq = d->knobs[i].probe_seq;
                 wrote |= checked[i] && o[i].written;
         }
         /* Our write woke whoever waits on the knob, most likely onto this CPU: let them see the fix first.
@@ -450,6 +452,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                           k->path, suppressed, rt->fight.backoff_usec / USEC_PER_SEC);
                 /* Correct once at the window's end; the next window has already begun. */
                 daemon_enforce_knob(d, i, &o);
+                rt->read_probe_seq = rt->probe_seq;
                 report_one(d, i, TRIGGER_RECHECK, now, &o);
         }
         arm_backoff_timer(d);

@@ -9,11 +9,9 @@
 #  3. a write through an inherited fd names the process that wrote, not
 #     the one that opened;
 #  4. 200 one-shot `sh -c 'echo ...'` writers, each reaped at once, 20 ms
-#     apart, with both CPUs kept busy: >= 95 % named with their pid. The
-#     issue's target is 99 %; on this VM's kernel the probe runs on its
-#     syscall-exit hook (no BPF trampolines here), where a writer the
-#     correction preempts makes its record late, and 194-197 of 200 were
-#     named in the runs so far: the target is not met on that hook;
+#     apart, with both CPUs kept busy: >= 99 % named with their pid (on the
+#     syscall-exit hook a record can come after the correction: this is
+#     what checks that it still reaches its record);
 #  5. where BPF cannot be had, it falls back cleanly: bpf() refused (a
 #     seccomp filter) or no BTF (/sys/kernel/btf hidden) gives fanotify,
 #     says why, and still corrects and names a writer on this mount.
@@ -100,9 +98,9 @@ for pid in "${pids[@]}"; do
         fi
 done
 echo "one-shot writers, reaped at once, both CPUs busy: $named of $WRITERS named"
-if [ $((named * 100)) -lt $((WRITERS * 95)) ]; then
+if [ $((named * 100)) -lt $((WRITERS * 99)) ]; then
         for pid in "${missed[@]:0:3}"; do grep -m2 -E "(^| )writer_pid=$pid( |$)" "$TMP/daemon.log" >&2 || true; done
-        fail "only $named of $WRITERS one-shot writers were named (want >= 95 %); not named: ${missed[*]:0:10}"
+        fail "only $named of $WRITERS one-shot writers were named (want >= 99 %); not named: ${missed[*]:0:10}"
 fi
 ! grep -q "writer_pid=$DAEMON_PID " "$TMP/daemon.log" || fail "the daemon named itself as a writer"
 daemon_stop
