@@ -101,10 +101,10 @@ typedef struct TrackedKnob {
         uint64_t probe_seq, probe_record_seq, read_probe_seq;
 
         /* The corrector's (daemon-corrector.c), under Daemon.lock. */
-        Trigger corrector_trigger;  /* what woke it: inotify or the probe */
-        bool corrector_has_outcome; /* corrector_outcome waits for the loop */
+        Trigger corrector_trigger;   /* what woke it: inotify or the probe */
+        bool corrector_has_outcome;  /* corrector_outcome waits for the loop */
         uint64_t corrector_read_seq; /* probe_seq when the corrector read it */
-        bool corrector_recheck;     /* an event came while it waited: the loop checks the knob */
+        bool corrector_recheck;      /* an event came while it waited: the loop checks the knob */
         EnforceOutcome corrector_outcome;
 } TrackedKnob;
 
