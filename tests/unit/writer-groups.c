@@ -192,6 +192,46 @@ static void test_take_open_group_alone(void **state) {
         assert_false(fd_open(SD_LISTEN_FDS_START));
 }
 
+/* A BPF map or link is told by /proc/self/fdinfo: an eventfd under the probe's names is refused. */
+static void test_take_refuses_fake_probe(void **state) {
+        int fds[2] = { eventfd(0, 0), eventfd(0, 0) };
+        WriterGroups g;
+
+        (void)state;
+        pass_fds(fds, 2, WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK);
+        assert_int_equal(writer_groups_take_stored(&g), 0);
+        assert_false(fd_open(SD_LISTEN_FDS_START));
+        assert_false(fd_open(SD_LISTEN_FDS_START + 1));
+}
+
+/* The probe itself, loaded as the unit's ExecStartPre= loads it: taken, and taken out of the store. */
+static void test_take_probe_and_unstore(void **state) {
+        WriterGroups loaded, g;
+        Manager m;
+        int fds[2], fd;
+        char text[256];
+
+        (void)state;
+        writer_groups_open(WRITE_SOURCE_BPF, "/sys/kernel/mm/transparent_hugepage", &loaded);
+        if (loaded.probe_error < 0)
+                skip(); /* no BPF write probe here: no privilege, no BTF, or built without it */
+        fds[0] = loaded.probe.link_fd;
+        fds[1] = loaded.probe.ring_fd;
+        pass_fds(fds, 2, WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_RING);
+        manager_start(&m);
+        assert_int_equal(writer_groups_take_stored(&g), 1);
+        assert_int_equal(g.probe_error, 0);
+        assert_int_equal(g.probe.link_fd, SD_LISTEN_FDS_START);
+        assert_int_equal(g.probe.ring_fd, SD_LISTEN_FDS_START + 1);
+        assert_true(g.write_fd < 0 && g.open_fd < 0);
+        assert_int_equal(fcntl(g.probe.ring_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        assert_true(manager_receive(&m, text, sizeof(text), &fd));
+        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITE_PROBE_FDNAME_LINK);
+        assert_true(manager_receive(&m, text, sizeof(text), &fd));
+        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITE_PROBE_FDNAME_RING);
+        manager_stop(&m);
+}
+
 static void test_store_sends_named_groups(void **state) {
         Manager m;
         WriterGroups g;
@@ -231,6 +271,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_take_refuses_other_fds, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_groups_and_unstore, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_open_group_alone, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_refuses_fake_probe, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_probe_and_unstore, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_store_sends_named_groups, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_store_without_manager, setup, teardown),
         };
