@@ -46,6 +46,14 @@
  * fanotify event (record() in daemon.c). The correction never waits.
  */
 #define WRITER_LATE_EVENT_USEC (20 * USEC_PER_MSEC)
+/*
+ * The same for the BPF write probe's record. On its syscall-exit hook the
+ * record is made when the writer leaves write(2), after inotify has woken
+ * the corrector: a writer preempted there by the correction itself, on a
+ * busy CPU, leaves it for as long as the scheduler keeps it off. The
+ * record then comes late, but it comes, and it is the writer's.
+ */
+#define WRITE_PROBE_LATE_RECORD_USEC USEC_PER_SEC
 
 /* A record not written yet: its writer's event was not in when the knob was corrected. */
 typedef struct PendingRecord {
@@ -80,7 +88,8 @@ typedef struct TrackedKnob {
         bool record_pending;
         WriterTallies writes;
 
-        /* The probe's last record of a foreign write to it, kept by the corrector for the loop (daemon-writers.c). */
+        /* The probe's last record of a foreign write to it, kept by the corrector for the loop
+         * (daemon-writers.c). */
         struct write_probe_record probe_record;
         bool probe_record_fresh;
 
@@ -144,6 +153,7 @@ struct Daemon {
         uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
         bool metrics_dirty;
         int metrics_error;            /* the write error already logged; 0 when none */
+        bool metrics_ours;            /* written since startup: the file there is ours, not checked again */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         NfdFile *nfd;                 /* the feature file (daemon-nfd.c); NULL when none */
 
@@ -225,6 +235,15 @@ int daemon_confine_syscalls(Daemon *d);
 
 /* daemon-metrics.c */
 const char *daemon_metrics_path(const Daemon *d);
+/*
+ * The log of a write of a file the daemon keeps (the metrics file, the
+ * feature file), which the next write retries: one warning when writing
+ * starts failing or fails anew (r is not was, the error logged last), one
+ * line when it works again, nothing per attempt. r is the write's -errno
+ * (why says it, or fileio_strerror() if NULL), 0 when nothing needed
+ * writing, > 0 when it was written.
+ */
+void daemon_log_kept_file(Daemon *d, const char *what, const char *path, int was, int r, const char *why);
 void daemon_metrics_write(Daemon *d);
 void daemon_metrics_update(Daemon *d);
 int daemon_setup_metrics(Daemon *d);

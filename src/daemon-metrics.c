@@ -21,15 +21,34 @@ const char *daemon_metrics_path(const Daemon *d) {
         return d->policy ? d->policy->metrics_file : NULL;
 }
 
+void daemon_log_kept_file(Daemon *d, const char *what, const char *path, int was, int r, const char *why) {
+        if (r < 0 && r != was)
+                log_plain(&d->log, LOG_WARNING, "cannot write the %s %s: %s; retrying later", what, path,
+                          why ? why : fileio_strerror(-r));
+        else if (r > 0 && was != 0)
+                log_plain(&d->log, LOG_INFO, "the %s %s is written again", what, path);
+}
+
 void daemon_metrics_write(Daemon *d) {
         const char *path = daemon_metrics_path(d);
         _cleanup_free_ MetricsKnob *knobs = NULL;
         _cleanup_free_ MetricsKernel *kernel = NULL;
         WriterGateCounters gate;
-        int r = -ENOMEM;
+        char why[256] = "";
+        int r;
 
-        knobs = calloc(d->policy->n_knobs ? d->policy->n_knobs : 1, sizeof(*knobs));
-        kernel = malloc(sizeof(*kernel));
+        /*
+         * Never over a file we did not write: until the first write, the
+         * check is made anew each time, so that a fix is seen. From then on
+         * the file is ours, and whatever root puts at its name is replaced.
+         */
+        r = d->metrics_ours ? 0 : metrics_file_check_ours(path, why, sizeof(why));
+        if (r >= 0) {
+                r = -ENOMEM;
+                why[0] = '\0';
+                knobs = calloc(d->policy->n_knobs ? d->policy->n_knobs : 1, sizeof(*knobs));
+                kernel = malloc(sizeof(*kernel));
+        }
         daemon_writer_counters(d, &gate);
         if (knobs && kernel) {
                 MetricsSnapshot s = {
@@ -70,13 +89,9 @@ void daemon_metrics_write(Daemon *d) {
                                               &kernel->khugepaged_cpu_usec);
                 r = metrics_write_file(path, &s);
         }
-        /* One line when writing starts failing and one when it works again, not one per write. */
-        if (r < 0 && r != d->metrics_error)
-                log_plain(&d->log, LOG_WARNING, "cannot write the metrics file %s: %s; retrying later", path,
-                          fileio_strerror(-r));
-        else if (r >= 0 && d->metrics_error != 0)
-                log_plain(&d->log, LOG_INFO, "the metrics file %s is written again", path);
+        daemon_log_kept_file(d, "metrics file", path, d->metrics_error, r < 0 ? r : 1, why[0] ? why : NULL);
         d->metrics_error = r < 0 ? r : 0;
+        d->metrics_ours |= r >= 0;
         d->metrics_written_usec = event_now(d->event, CLOCK_MONOTONIC);
         d->metrics_dirty = false;
 }

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "daemon-internal.h"
-#include "thpguard/fileio.h"
 #include "thpguard/nfd-features.h"
 
 const char *daemon_nfd_path(const Daemon *d) {
@@ -63,10 +62,5 @@ void daemon_nfd_update(Daemon *d) {
 
         was = nfd_file_error(d->nfd);
         r = nfd_file_update(d->nfd, &l);
-        /* One line when writing starts failing and one when it works again, as for the metrics. */
-        if (r < 0 && r != was)
-                log_plain(&d->log, LOG_WARNING, "cannot write the feature file %s: %s; retrying later", path,
-                          fileio_strerror(-r));
-        else if (r > 0 && was != 0)
-                log_plain(&d->log, LOG_INFO, "the feature file %s is written again", path);
+        daemon_log_kept_file(d, "feature file", path, was, r, NULL);
 }

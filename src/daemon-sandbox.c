@@ -23,7 +23,6 @@ int daemon_confine_files(Daemon *d) {
                 .knob_dir = d->sysfs->thp_dir,
                 .written_files = written,
         };
-        char why[128];
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(files_written); i++)
@@ -31,14 +30,6 @@ int daemon_confine_files(Daemon *d) {
                         written[n_written++] = files_written[i];
         files.n_written_files = n_written;
 
-        /* --metrics-file (the policy's is checked with the policy): never a file we did not write. */
-        if (d->options->metrics_file) {
-                r = metrics_file_check_ours(d->options->metrics_file, why, sizeof(why));
-                if (r < 0)
-                        return log_error_errno(&d->log, r,
-                                               "--metrics-file %s %s; not starting, nothing was written",
-                                               d->options->metrics_file, why);
-        }
         r = sandbox_confine_daemon_files(&files, &d->sandbox);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot confine the daemon");

@@ -368,7 +368,9 @@ void daemon_open_writer_events(Daemon *d) {
         }
         d->write_fd = g.write_fd;
         d->gate_fd = g.open_fd;
-        d->write_source = d->probe ? WRITE_SOURCE_BPF : d->write_fd >= 0 ? WRITE_SOURCE_FANOTIFY : WRITE_SOURCE_NONE;
+        d->write_source = d->probe           ? WRITE_SOURCE_BPF
+                          : d->write_fd >= 0 ? WRITE_SOURCE_FANOTIFY
+                                             : WRITE_SOURCE_NONE;
         log_write_source(d, &g);
         if (d->write_source != WRITE_SOURCE_FANOTIFY)
                 return;

@@ -199,7 +199,8 @@ static void write_record(Daemon *d, size_t i, const PendingRecord *r, const Writ
 /*
  * Writes a record now if its writer is known; else, for a drift inotify
  * announced, keeps it until the writer's event is in, or for at most
- * WRITER_LATE_EVENT_USEC (await_writers()). inotify and fanotify hear of a
+ * WRITER_LATE_EVENT_USEC (WRITE_PROBE_LATE_RECORD_USEC for the probe's
+ * record: await_writers()). inotify and fanotify hear of a
  * write in the same kernel call, inotify first: a writer preempted in
  * between (a busy CPU, a throttled cgroup) queues its fanotify event late.
  * The loop never waits for it.
@@ -252,10 +253,12 @@ static int on_late_write_timer(sd_event_source *s, uint64_t usec, void *userdata
 
 /*
  * on: flushes the records when the write group has events, and all of them
- * once WRITER_LATE_EVENT_USEC have passed; off: stops that.
+ * once WRITER_LATE_EVENT_USEC (the probe: WRITE_PROBE_LATE_RECORD_USEC)
+ * have passed; off: stops that.
  */
 static void await_writers(Daemon *d, bool on) {
-        uint64_t usec = event_now(d->event, CLOCK_MONOTONIC) + WRITER_LATE_EVENT_USEC;
+        uint64_t usec = event_now(d->event, CLOCK_MONOTONIC) +
+                        (d->probe ? WRITE_PROBE_LATE_RECORD_USEC : WRITER_LATE_EVENT_USEC);
         int r = 0, enabled = SD_EVENT_OFF;
 
         if (!on) {
@@ -263,7 +266,8 @@ static void await_writers(Daemon *d, bool on) {
                 (void)sd_event_source_set_enabled(d->late_write_timer, SD_EVENT_OFF);
                 return;
         }
-        /* The probe's records come through the corrector thread, which wakes the loop itself (take_corrections()). */
+        /* The probe's records come through the corrector thread, which wakes the loop itself
+         * (take_corrections()). */
         if (!d->late_write_source && d->write_fd >= 0) {
                 r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
                 if (r >= 0)
@@ -273,7 +277,8 @@ static void await_writers(Daemon *d, bool on) {
                 r = sd_event_add_time(d->event, &d->late_write_timer, CLOCK_MONOTONIC, usec, USEC_PER_MSEC,
                                       on_late_write_timer, d);
                 if (r >= 0)
-                        (void)sd_event_source_set_description(d->late_write_timer, "writer-late-event-timer");
+                        (void)sd_event_source_set_description(d->late_write_timer,
+                                                              "writer-late-event-timer");
         }
         if (r >= 0 && d->late_write_source)
                 r = sd_event_source_set_enabled(d->late_write_source, SD_EVENT_ON);
@@ -589,6 +594,12 @@ int daemon_install_policy(Daemon *d, Policy *p) {
         r = tracked_knobs_new(p, &fc, d->knobs, d->policy ? d->policy->n_knobs : 0, &d->fight_config, &k);
         if (r < 0)
                 return r;
+        /* Another metrics file: checked before its first write, and what is wrong with it is news. */
+        if (!d->options->metrics_file && d->policy && d->policy->metrics_file &&
+            (!p->metrics_file || strcmp(d->policy->metrics_file, p->metrics_file) != 0)) {
+                d->metrics_error = 0;
+                d->metrics_ours = false;
+        }
         tracked_knobs_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
         policy_free(d->policy);
         d->policy = p;

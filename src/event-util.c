@@ -78,9 +78,11 @@ int event_add_signal(sd_event *e, sd_event_source **ret, int sig, sd_event_signa
 #else
         sigset_t mask;
 
-        /* sigprocmask(), not pthread_sigmask(): the daemon has one thread (its
-         * writer gate is a child process of its own, not a thread), and glibc
-         * before 2.34 keeps the latter in libpthread. */
+        /* Blocked for the calling thread only (on Linux sigprocmask() is
+         * pthread_sigmask()): daemon_start() adds its signal sources on the
+         * loop's thread before it starts the corrector thread, which inherits
+         * the mask, so only the loop's signalfd takes these signals. (The
+         * writer gate is a child process, not a thread.) */
         if (sigemptyset(&mask) < 0 || sigaddset(&mask, sig) < 0)
                 return -EINVAL;
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)

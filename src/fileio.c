@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +62,7 @@ static int split(const char *rel, char *buf, size_t size, char **ret_dir, const 
 
 /* Where walk() is, and what it does on the way. */
 typedef struct Walk {
-        bool follow_symlinks; /* else a symlink on the way is -ELOOP */
+        bool follow_symlinks; /* else a symlink on the way is -ELOOP; cleared when check_dir() says so */
         int (*check_dir)(int dirfd, const char *dirpath, void *userdata); /* NULL: none */
         void *userdata;
         char path[PATH_MAX]; /* the directory reached: the start's path, then each name added */
@@ -93,7 +94,8 @@ static int walk_path_enter(Walk *w, const char *name) {
  * none). A symbolic link on the way is -ELOOP, or, with follow_symlinks,
  * resolved here, the last name's too (at most FILEIO_SYMLINKS_MAX; an
  * absolute target from /). check_dir, if set, is called on every directory
- * entered after dirfd, with its path; a negative return ends the walk.
+ * entered after dirfd, with its path; a negative return ends the walk, a
+ * positive one makes every symbolic link from there on -ELOOP.
  */
 static int walk(int dirfd, const char *rel, Walk *w, char ret_name[static NAME_MAX + 1]) {
         _cleanup_close_ int dir = -EBADF;
@@ -178,6 +180,8 @@ static int walk(int dirfd, const char *rel, Walk *w, char ret_name[static NAME_M
                         r = w->check_dir(dir, w->path, w->userdata);
                         if (r < 0)
                                 return r;
+                        if (r > 0)
+                                w->follow_symlinks = false;
                 }
         }
 }
@@ -264,8 +268,9 @@ int open_beneath_walk(int dirfd, const char *rel, int flags) {
         return open_last(dfd, name, flags);
 }
 
-int open_path_checked(const char *path, int (*check_dir)(int dirfd, const char *dirpath, void *userdata),
-                      void *userdata) {
+/* open_path_checked() with open_last()'s flags: a regular file to read, or O_PATH | O_DIRECTORY. */
+static int open_checked(const char *path, int flags,
+                        int (*check_dir)(int dirfd, const char *dirpath, void *userdata), void *userdata) {
         _cleanup_close_ int root = -EBADF, dfd = -EBADF;
         _cleanup_free_ char *full = NULL;
         char name[NAME_MAX + 1];
@@ -289,10 +294,60 @@ int open_path_checked(const char *path, int (*check_dir)(int dirfd, const char *
         r = check_dir(root, w.path, userdata);
         if (r < 0)
                 return r;
+        if (r > 0)
+                w.follow_symlinks = false;
         dfd = walk(root, path, &w, name);
         if (dfd < 0)
                 return dfd;
-        return open_last(dfd, name, O_RDONLY);
+        return open_last(dfd, name, flags);
+}
+
+int open_path_checked(const char *path, int (*check_dir)(int dirfd, const char *dirpath, void *userdata),
+                      void *userdata) {
+        return open_checked(path, O_RDONLY, check_dir, userdata);
+}
+
+/* Is the directory on a read-only mount? Then nobody writes it, whatever its mode. */
+static bool on_read_only_mount(int fd) {
+        _cleanup_close_ int rfd = -EBADF;
+        struct statvfs sv;
+
+        if (fstatvfs(fd, &sv) == 0)
+                return sv.f_flag & ST_RDONLY;
+        /* Before Linux 3.12, fstatfs() refuses an O_PATH descriptor. */
+        rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return rfd >= 0 && fstatvfs(rfd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+}
+
+int dir_strict_modes(int fd, struct stat *ret_st, unsigned *ret_faults) {
+        unsigned faults = 0;
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_uid != 0)
+                faults |= DIR_FAULT_OWNER;
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !on_read_only_mount(fd))
+                faults |= DIR_FAULT_WRITABLE;
+        if (ret_st)
+                *ret_st = st;
+        *ret_faults = faults;
+        return 0;
+}
+
+/*
+ * open_kept_dir()'s check_dir: every directory may be anybody's, but a
+ * symbolic link is followed only while all of them so far pass the
+ * policy's rule, so that only root can have placed it or can replace it.
+ */
+static int links_only_below_strict(int fd, const char *dirpath, void *userdata) {
+        unsigned faults;
+        int r;
+
+        r = dir_strict_modes(fd, NULL, &faults);
+        if (r < 0)
+                return r;
+        return faults != 0;
 }
 
 int open_below(const char *root, const char *rel, int flags) {
@@ -374,15 +429,11 @@ int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret
         return read_fd(fd, buf, size, ret_len);
 }
 
-int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = -EBADF;
+int read_fd_alloc(int fd, size_t max, char **ret, size_t *ret_len) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, len = 0;
         int r;
 
-        fd = open_below(root, rel, O_RDONLY);
-        if (fd < 0)
-                return fd;
         do {
                 size_t want = size ? size * 4 : 64 * 1024;
                 char *p;
@@ -406,6 +457,15 @@ int read_file_below_alloc(const char *root, const char *rel, size_t max, char **
         return 0;
 }
 
+int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = open_below(root, rel, O_RDONLY);
+        if (fd < 0)
+                return fd;
+        return read_fd_alloc(fd, max, ret, ret_len);
+}
+
 static int write_all(int fd, const char *buf, size_t len) {
         while (len > 0) {
                 ssize_t n = write(fd, buf, len);
@@ -422,19 +482,14 @@ static int write_all(int fd, const char *buf, size_t len) {
 }
 
 /*
- * The directory of a file thpguardd keeps (the metrics file, the feature
- * file), opened once from / without following a symlink anywhere: nobody who owns a directory on the way can
- * point the write elsewhere. The directory itself must be root's (or that of
- * the user we run as): a directory that belongs to another user is refused.
- * Its mode is not: the temporary file is created O_EXCL | O_NOFOLLOW and
- * renamed relative to the directory fd, so whoever else may write there can
- * only replace or add files, as they could anyway, never steer our write
- * out of it. A Kubernetes emptyDir, the DaemonSet's, is always root's and
- * 0777. Parents are walked without symlinks but not owner-checked: Debian's
- * /var/lib/prometheus/node-exporter (root's, 0755) lies in a directory the
- * prometheus user owns.
+ * The directory's own rule is not dir_strict_modes(): the user we run as
+ * may own it, and a read-only mount is no exception (nothing is written
+ * there anyway). The temporary file is created O_EXCL | O_NOFOLLOW and
+ * renamed relative to the fd, so nobody can steer our write out of the
+ * directory once it is open. A Kubernetes emptyDir, always 0777, is
+ * refused: use a hostPath directory.
  */
-static int open_dir(const char *path, const char **ret_name) {
+int open_kept_dir(const char *path, const char **ret_name) {
         _cleanup_close_ int fd = -EBADF;
         const char *slash = strrchr(path, '/');
         char dir[PATH_MAX];
@@ -443,10 +498,10 @@ static int open_dir(const char *path, const char **ret_name) {
 
         if (path[0] != '/' || !slash[1])
                 return -EINVAL;
-        r = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        r = snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
         if (r < 0 || (size_t)r >= sizeof(dir))
                 return -ENAMETOOLONG;
-        fd = open_below("/", dir, O_PATH | O_DIRECTORY);
+        fd = open_checked(dir, O_PATH | O_DIRECTORY, links_only_below_strict, NULL);
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0)
@@ -501,7 +556,7 @@ int write_file_atomic(const char *path, const char *text, size_t len) {
         char tmp[NAME_MAX + 1];
         int r;
 
-        dirfd = open_dir(path, &name);
+        dirfd = open_kept_dir(path, &name);
         if (dirfd < 0)
                 return dirfd;
         /* Same directory, so renameat() is atomic; hidden (and not *.prom), so no collector or

@@ -248,6 +248,9 @@ static int run_check_config(const Args *a) {
 
         r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
         if (r >= 0) {
+                /* --metrics-file overrides it: the policy's would not be written. */
+                if (!a->metrics_file)
+                        policy_check_metrics_file(p, &diag);
                 r = open_sysfs(a->sysfs_root, &s);
                 if (r >= 0)
                         compliance_check_policy(p, s, &diag);
@@ -312,8 +315,8 @@ static int run_verify(const Args *a, const VerifyWriteSource *ws) {
         }
 
         if (a->json) {
-                if (report_verify_json(stdout, p, s, statuses, write_source_to_string(ws->source), ws->detail) <
-                    0)
+                if (report_verify_json(stdout, p, s, statuses, write_source_to_string(ws->source),
+                                       ws->detail) < 0)
                         return EXIT_ERROR;
         } else
                 report_verify_text(stdout, p, statuses);

@@ -93,9 +93,10 @@ static void render_knobs(const MetricsSnapshot *s, FILE *f) {
                 sample(f, "thpguard_knob_supported", "knob", s->knobs[i].knob, NULL, NULL,
                        s->knobs[i].supported);
 
-        family(f, "thpguard_corrections_total", "counter",
-               "Drifts corrected since thpguardd started, by knob and by what found them: startup, "
-               "inotify, recheck, reload or bpf (the BPF write probe: a write through another sysfs mount).");
+        family(
+            f, "thpguard_corrections_total", "counter",
+            "Drifts corrected since thpguardd started, by knob and by what found them: startup, "
+            "inotify, recheck, reload or bpf (the BPF write probe: a write through another sysfs mount).");
         for (size_t i = 0; i < s->n_knobs; i++)
                 for (Trigger t = 0; t < _TRIGGER_MAX; t++)
                         sample(f, "thpguard_corrections_total", "knob", s->knobs[i].knob, "trigger",
@@ -219,10 +220,11 @@ int metrics_render(const MetricsSnapshot *s, FILE *f) {
         sample(f, "thpguard_rechecks_total", NULL, NULL, NULL, NULL, s->rechecks);
 
         if (s->write_source) {
-                family(f, "thpguard_write_source", "gauge",
-                       "1 for the write source in force: bpf (the BPF write probe: writes through every sysfs "
-                       "mount, the writer named), fanotify (this sysfs mount only), or none; hook: how the "
-                       "probe is attached.");
+                family(
+                    f, "thpguard_write_source", "gauge",
+                    "1 for the write source in force: bpf (the BPF write probe: writes through every sysfs "
+                    "mount, the writer named), fanotify (this sysfs mount only), or none; hook: how the "
+                    "probe is attached.");
                 sample(f, "thpguard_write_source", "source", s->write_source, "hook",
                        s->write_source_hook ? s->write_source_hook : "", 1);
         }
@@ -263,8 +265,9 @@ bool metrics_file_name_valid(const char *path) {
 }
 
 int metrics_file_check_ours(const char *path, char *why, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
         char head[STRLEN(METRICS_FIRST_LINE)];
+        const char *name;
         struct stat st;
         ssize_t n;
         int r;
@@ -273,8 +276,14 @@ int metrics_file_check_ours(const char *path, char *why, size_t size) {
                 snprintf(why, size, "is not a NAME.prom file");
                 return -EINVAL;
         }
-        /* From /, following no symlink, a regular file only (fileio.h). */
-        fd = open_below("/", path, O_RDONLY);
+        /* The directory the write would go to, by the same rules (fileio.h). */
+        dirfd = open_kept_dir(path, &name);
+        if (dirfd < 0) {
+                snprintf(why, size, "%s", fileio_strerror(-dirfd));
+                return dirfd;
+        }
+        /* The name in it, following no symlink, a regular file only. */
+        fd = open_beneath(dirfd, name, O_RDONLY);
         if (fd == -ENOENT)
                 return 0;
         if (fd < 0) {
@@ -334,17 +343,22 @@ static bool find_value(const char *text, const char *name, uint64_t *ret) {
 }
 
 int metrics_check_alive(const char *path, uint64_t now_usec, char *why, size_t size) {
+        _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
         _cleanup_free_ char *text = NULL;
+        const char *name;
         uint64_t up, interval, mtime_usec, max_age_usec;
         struct stat st;
         size_t len;
         int r;
 
-        r = read_file_below_alloc("/", path, METRICS_FILE_MAX, &text, &len);
-        if (r >= 0 && stat(path, &st) < 0)
+        /* Where the daemon writes it, resolved as it does. */
+        dirfd = open_kept_dir(path, &name);
+        fd = dirfd < 0 ? dirfd : open_beneath(dirfd, name, O_RDONLY);
+        r = fd < 0 ? fd : read_fd_alloc(fd, METRICS_FILE_MAX, &text, &len);
+        if (r >= 0 && fstat(fd, &st) < 0)
                 r = -errno;
         if (r < 0) {
-                snprintf(why, size, "cannot read %s: %s", path, strerror(-r));
+                snprintf(why, size, "cannot read %s: %s", path, fileio_strerror(-r));
                 return r;
         }
         if (!find_value(text, "thpguard_up", &up) ||

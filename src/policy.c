@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "thpguard/fileio.h"
@@ -418,18 +417,6 @@ int policy_check_owner(const char *file, const struct stat *st, uid_t euid, Diag
         return euid == 0 && (bad_owner || bad_mode) ? -EPERM : 0;
 }
 
-/* Is the directory on a read-only mount? Then nobody writes it, whatever its mode. */
-static bool on_read_only_mount(int fd) {
-        _cleanup_close_ int rfd = -EBADF;
-        struct statvfs sv;
-
-        if (fstatvfs(fd, &sv) == 0)
-                return sv.f_flag & ST_RDONLY;
-        /* Before Linux 3.12, fstatfs() refuses an O_PATH descriptor. */
-        rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return rfd >= 0 && fstatvfs(rfd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
-}
-
 /* What check_directory() needs to say why, and whether it did. */
 typedef struct DirectoryCheck {
         const char *file;
@@ -438,32 +425,28 @@ typedef struct DirectoryCheck {
         bool reported; /* it refused a directory, and said so */
 } DirectoryCheck;
 
-/*
- * The StrictModes rule for one directory the policy's path goes through:
- * owned by root, and not writable by group or others (sticky or not: /tmp
- * is refused) unless it is on a read-only mount, such as a Kubernetes
- * ConfigMap volume, whose directory the kubelet makes mode 0777.
- */
+/* The StrictModes rule (dir_strict_modes(), fileio.h) for one directory the policy's path goes through. */
 static int check_directory(int fd, const char *dir, void *userdata) {
         DirectoryCheck *c = userdata;
         DiagLevel level = c->euid == 0 ? DIAG_ERROR : DIAG_WARNING;
         const char *consequence = c->euid == 0 ? "refusing it" : "thpguardd running as root would refuse it";
         bool bad = false;
+        unsigned faults;
         struct stat st;
         int r;
 
-        if (fstat(fd, &st) < 0) {
-                r = -errno;
+        r = dir_strict_modes(fd, &st, &faults);
+        if (r < 0) {
                 diag_error(c->diag, c->file, 0, "cannot stat directory %s: %s", dir, strerror(-r));
                 c->reported = true;
                 return r;
         }
-        if (st.st_uid != 0) {
+        if (faults & DIR_FAULT_OWNER) {
                 diag_add(c->diag, level, c->file, 0, "directory %s is owned by uid %u, not root; %s", dir,
                          (unsigned)st.st_uid, consequence);
                 bad = true;
         }
-        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !on_read_only_mount(fd)) {
+        if (faults & DIR_FAULT_WRITABLE) {
                 diag_add(c->diag, level, c->file, 0,
                          "directory %s is mode %04o: group or others can replace the policy; %s", dir,
                          (unsigned)(st.st_mode & 07777), consequence);
@@ -550,19 +533,18 @@ int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret
         r = policy_load(file, diag, &p);
         if (r < 0)
                 return r;
-        if (p->metrics_file) {
-                char why[128];
-
-                r = metrics_file_check_ours(p->metrics_file, why, sizeof(why));
-                if (r < 0) {
-                        diag_error(diag, file, p->metrics_file_line, "metrics_file: \"%s\" %s; refusing it",
-                                   p->metrics_file, why);
-                        policy_free(p);
-                        return r;
-                }
-        }
         if (audit)
                 p->mode = POLICY_MODE_AUDIT;
         *ret = p;
         return 0;
+}
+
+void policy_check_metrics_file(const Policy *p, Diag *diag) {
+        char why[128];
+
+        if (p->metrics_file && metrics_file_check_ours(p->metrics_file, why, sizeof(why)) < 0)
+                diag_warning(diag, p->file, p->metrics_file_line,
+                             "metrics_file: \"%s\" cannot be written now: %s; thpguardd would still start "
+                             "and enforce, and write it once that is fixed",
+                             p->metrics_file, why);
 }

@@ -12,6 +12,7 @@
 int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t why_size) {
         (void)thp_dir;
         (void)ret;
-        snprintf(why, why_size, "this thpguardd was built without the BPF write probe (no libbpf, clang or bpftool)");
+        snprintf(why, why_size,
+                 "this thpguardd was built without the BPF write probe (no libbpf, clang or bpftool)");
         return -EOPNOTSUPP;
 }

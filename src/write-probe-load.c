@@ -179,14 +179,15 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
                 destroy(&skel);
         }
         if (r < 0) {
-                snprintf(why, why_size,
-                         "the kernel refused it: fexit on kernfs_fop_write_iter: %s, on kernfs_fop_write: %s; "
-                         "raw tracepoint sys_exit: %s%s",
-                         strerror(-errors[HOOK_FEXIT_WRITE_ITER]), strerror(-errors[HOOK_FEXIT_WRITE]),
-                         strerror(-errors[HOOK_SYSCALL_EXIT]),
-                         errors[HOOK_SYSCALL_EXIT] == -EPERM
-                             ? " (it needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)"
-                             : "");
+                snprintf(
+                    why, why_size,
+                    "the kernel refused it: fexit on kernfs_fop_write_iter: %s, on kernfs_fop_write: %s; "
+                    "raw tracepoint sys_exit: %s%s",
+                    strerror(-errors[HOOK_FEXIT_WRITE_ITER]), strerror(-errors[HOOK_FEXIT_WRITE]),
+                    strerror(-errors[HOOK_SYSCALL_EXIT]),
+                    errors[HOOK_SYSCALL_EXIT] == -EPERM
+                        ? " (it needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)"
+                        : "");
                 return r;
         }
         ring_fd = fcntl(bpf_map__fd(skel->maps.records), F_DUPFD_CLOEXEC, 3);

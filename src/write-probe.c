@@ -212,7 +212,8 @@ bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, u
 /* "/a/b/c" from the leaf-first slots, "/..." in front when ancestors did not fit. */
 static void cgroup_path(const struct write_probe_record *r, char *buf, size_t size) {
         size_t at = 0;
-        unsigned depth = r->cgroup_depth > WRITE_PROBE_CGROUP_DEPTH ? WRITE_PROBE_CGROUP_DEPTH : r->cgroup_depth;
+        unsigned depth =
+            r->cgroup_depth > WRITE_PROBE_CGROUP_DEPTH ? WRITE_PROBE_CGROUP_DEPTH : r->cgroup_depth;
 
         buf[0] = '\0';
         if (r->cgroup_truncated && at + 4 < size) {

@@ -28,7 +28,8 @@ int main(int argc, char **argv) {
         if (r == 0 && g.probe_error == 0)
                 return 0;
         if (g.probe_error < 0)
-                fprintf(stderr, "thpguard-writer-groups: no BPF write probe: %s; fanotify names writers instead\n",
+                fprintf(stderr,
+                        "thpguard-writer-groups: no BPF write probe: %s; fanotify names writers instead\n",
                         g.probe_why);
         if (r == 0)
                 return 0;

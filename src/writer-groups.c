@@ -16,7 +16,9 @@
 #define HOST_THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
 void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret) {
-        WriterGroups g = { .probe = { -ENOENT, -ENOENT }, .probe_error = -ENOENT, .write_fd = -ENOENT,
+        WriterGroups g = { .probe = { -ENOENT, -ENOENT },
+                           .probe_error = -ENOENT,
+                           .write_fd = -ENOENT,
                            .open_fd = -ENOENT };
 
         if (want == WRITE_SOURCE_AUTO || want == WRITE_SOURCE_BPF) {
@@ -24,7 +26,8 @@ void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret
                 if (g.probe_error < 0)
                         g.probe.link_fd = g.probe.ring_fd = g.probe_error;
         } else
-                snprintf(g.probe_why, sizeof(g.probe_why), "--write-source=%s", write_source_to_string(want));
+                snprintf(g.probe_why, sizeof(g.probe_why), "--write-source=%s",
+                         write_source_to_string(want));
         if (g.probe_error < 0 && (want == WRITE_SOURCE_AUTO || want == WRITE_SOURCE_FANOTIFY)) {
                 g.write_fd = writer_events_open();
                 g.open_fd = g.write_fd < 0 ? g.write_fd : writer_events_open_gate();
@@ -37,10 +40,12 @@ WriteSource writer_groups_probe(WriteSource want, const char *thp_dir, char *det
         WriteSource in_force;
 
         writer_groups_open(want, thp_dir, &g);
-        in_force = g.probe_error == 0 ? WRITE_SOURCE_BPF : g.write_fd >= 0 ? WRITE_SOURCE_FANOTIFY : WRITE_SOURCE_NONE;
+        in_force = g.probe_error == 0 ? WRITE_SOURCE_BPF
+                   : g.write_fd >= 0  ? WRITE_SOURCE_FANOTIFY
+                                      : WRITE_SOURCE_NONE;
         snprintf(detail, size, "%s", g.probe_why);
-        for (int *fd = (int[]){ g.probe.link_fd, g.probe.ring_fd, g.write_fd, g.open_fd }, *end = fd + 4; fd < end;
-             fd++)
+        for (int *fd = (int[]){ g.probe.link_fd, g.probe.ring_fd, g.write_fd, g.open_fd }, *end = fd + 4;
+             fd < end; fd++)
                 if (*fd >= 0)
                         close(*fd);
         return in_force;
@@ -111,7 +116,9 @@ static bool take_probe_fd(int fd, bool ring) {
 }
 
 int writer_groups_take_stored(WriterGroups *ret) {
-        WriterGroups g = { .probe = { -ENOENT, -ENOENT }, .probe_error = -ENOENT, .write_fd = -ENOENT,
+        WriterGroups g = { .probe = { -ENOENT, -ENOENT },
+                           .probe_error = -ENOENT,
+                           .write_fd = -ENOENT,
                            .open_fd = -ENOENT };
         char **names = NULL;
         int n;

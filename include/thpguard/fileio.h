@@ -3,18 +3,21 @@
 
 /*
  * Opening, reading and replacing files below a root prefix (--sysfs-root,
- * --proc-root, the metrics file's directory from /) as root: the one
- * implementation for sysfs knobs, /proc files, the policy and the files
- * thpguardd keeps. Below the root no symbolic link is followed, ".." never
- * leaves it, and only regular files (or, asked for, directories) are
- * opened: a symlink planted in a fixture tree or in a directory another
- * user owns cannot redirect a read or a write.
+ * --proc-root) and on a path checked from / (the policy, the files
+ * thpguardd keeps) as root: the one implementation for sysfs knobs, /proc
+ * files, the policy and the files thpguardd keeps. Below a root no symbolic
+ * link is followed and ".." never leaves it; on a checked path a link is
+ * followed only where nobody but root can have placed it; only regular
+ * files (or, asked for, directories) are opened: a symlink planted in a
+ * fixture tree or in a directory another user owns cannot redirect a read
+ * or a write.
  */
 
 #include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "thpguard/macro.h"
@@ -68,13 +71,45 @@ int open_beneath_walk(int dirfd, const char *rel, int flags);
  * every directory a name is looked up in, with its path: / first, then
  * down, and along each link's target (from /, or from the link's
  * directory). A relative path starts at the working directory's absolute
- * path. check_dir() returns 0 to go on or -errno to stop there (and
+ * path. check_dir() returns 0 to go on, 1 to go on but follow no symbolic
+ * link from there on (one is then -ELOOP), or -errno to stop there (and
  * reports why itself). The last name must be a regular file (-EISDIR,
  * -EBADFD otherwise); more than FILEIO_SYMLINKS_MAX links is -ELOOP.
  * Returns the fd or -errno. The policy's StrictModes walk.
  */
 int open_path_checked(const char *path, int (*check_dir)(int dirfd, const char *dirpath, void *userdata),
                       void *userdata);
+
+/* What dir_strict_modes() finds wrong with a directory. */
+typedef enum DirFault {
+        DIR_FAULT_OWNER = 1 << 0,    /* not owned by root */
+        DIR_FAULT_WRITABLE = 1 << 1, /* group or others may write it, and it is not on a read-only mount */
+} DirFault;
+
+/*
+ * The StrictModes rule for a directory that a path thpguardd trusts goes
+ * through (the policy's, and each one up to a symbolic link on the way to
+ * a file thpguardd keeps): owned by root, and not writable by group or
+ * others (sticky or not: /tmp fails) unless it is on a read-only mount,
+ * such as a Kubernetes ConfigMap volume, whose directory the kubelet makes
+ * mode 0777. 0 with the DirFault bits in ret_faults (0: it passes) and,
+ * if ret_st is not NULL, its fstat() there; or -errno.
+ */
+int dir_strict_modes(int fd, struct stat *ret_st, unsigned *ret_faults);
+
+/*
+ * The directory of a file thpguardd keeps (the metrics file, the feature
+ * file): path is absolute; an O_PATH fd of its directory, and its last name
+ * in ret_name. The path is resolved with open_path_checked()'s walker: a
+ * symbolic link on the way (/var/run -> /run) is followed only while every
+ * directory looked up in so far passes dir_strict_modes(), as the policy's
+ * path must; after one that does not, a link is -ELOOP, so that nobody who
+ * owns a directory on the way can point the write elsewhere. The directory
+ * itself must be owned by root (or by the user we run as) and not writable
+ * by group or others (-FILEIO_EUNSAFE_DIR); its parents may be anybody's.
+ * -EINVAL for a path that is not absolute or names no file.
+ */
+int open_kept_dir(const char *path, const char **ret_name);
 
 /* open_beneath() from root, which is opened as given (its own symlinks are the operator's). */
 int open_below(const char *root, const char *rel, int flags);
@@ -103,7 +138,10 @@ int read_file_below(const char *root, const char *rel, char *buf, size_t size, s
 /* The same for rel below the directory dirfd (an fd of /proc/PID, say). */
 int read_file_at(int dirfd, const char *rel, char *buf, size_t size, size_t *ret_len);
 
-/* The same into a heap buffer grown up to max bytes; *ret is the caller's to free. */
+/* read_fd() into a heap buffer grown up to max bytes (-EFBIG past it); *ret is the caller's to free. */
+int read_fd_alloc(int fd, size_t max, char **ret, size_t *ret_len);
+
+/* The same of root/rel. */
 int read_file_below_alloc(const char *root, const char *rel, size_t max, char **ret, size_t *ret_len);
 
 /*
@@ -113,11 +151,12 @@ int read_file_below_alloc(const char *root, const char *rel, size_t max, char **
  * renamed over path. A reader sees the old file or the new one, never a
  * part.
  *
- * path is absolute. Its directory is opened once, from /, following no
- * symlink (-ELOOP), and the temporary file is created (O_EXCL | O_NOFOLLOW)
- * and renamed relative to it: whoever owns a directory on the way, or may
- * write to the last one, cannot steer the write elsewhere. A directory that
- * another user than root (or than the one we run as) owns or may write is
- * refused with -FILEIO_EUNSAFE_DIR, and nothing is written.
+ * path is absolute. Its directory is opened once, with open_kept_dir()
+ * (-ELOOP for a symbolic link that someone other than root could have
+ * placed, -FILEIO_EUNSAFE_DIR for a directory that another user than root,
+ * or than the one we run as, owns or may write: nothing is written), and
+ * the temporary file is created (O_EXCL | O_NOFOLLOW) and renamed relative
+ * to it: whoever owns a directory on the way cannot steer the write
+ * elsewhere.
  */
 int write_file_atomic(const char *path, const char *text, size_t len);

@@ -14,4 +14,4 @@
 #define THPGUARD_MESSAGE_POLICY_REJECTED   "e6a0b3d8c1f94e27a5d7b9c2e4f1a863"
 #define THPGUARD_MESSAGE_WRITER_FIGHT      "47d9e2c1a8b64f05b3e7d0a9c5f2e196"
 /* At startup: which write source is in force (THPGUARD_WRITE_SOURCE, write-source.h), and why. */
-#define THPGUARD_MESSAGE_WRITE_SOURCE      "b35413fac67548eb8690c045cb4c2b7f"
+#define THPGUARD_MESSAGE_WRITE_SOURCE "b35413fac67548eb8690c045cb4c2b7f"

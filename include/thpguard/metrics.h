@@ -41,11 +41,11 @@ typedef struct MetricsSnapshot {
         uint64_t rechecks;
         uint64_t reloads_ok;
         uint64_t reloads_failed;
-        uint64_t last_correction_usec;  /* CLOCK_REALTIME; 0 if none since start */
-        const MetricsKernel *kernel;    /* NULL: no kernel metrics */
-        const char *write_source;       /* in force: "bpf", "fanotify", "none" (write-source.h); NULL: none */
-        const char *write_source_hook;  /* the probe's hook ("fexit", "syscall-exit"); "" if unknown */
-        bool gate_up;                   /* the writer gate runs */
+        uint64_t last_correction_usec; /* CLOCK_REALTIME; 0 if none since start */
+        const MetricsKernel *kernel;   /* NULL: no kernel metrics */
+        const char *write_source;      /* in force: "bpf", "fanotify", "none" (write-source.h); NULL: none */
+        const char *write_source_hook; /* the probe's hook ("fexit", "syscall-exit"); "" if unknown */
+        bool gate_up;                  /* the writer gate runs */
         const WriterGateCounters *gate; /* NULL: no writer gate ever ran */
 } MetricsSnapshot;
 
@@ -74,11 +74,19 @@ int metrics_write_file(const char *path, const MetricsSnapshot *s);
  */
 #define METRICS_FIRST_LINE "# HELP thpguard_up "
 bool metrics_file_name_valid(const char *path);
-/* 0, or -errno with why ("exists and is not a file thpguardd wrote: ...") filled in. */
+/*
+ * 0 if path is such a file, or none yet in a directory that
+ * metrics_write_file() would write (open_kept_dir(), fileio.h); or -errno
+ * with why filled in ("exists and does not start like a file thpguardd
+ * wrote", or fileio_strerror()'s words for the directory). The daemon
+ * calls it before it first writes the file, at every attempt until one
+ * succeeds.
+ */
 int metrics_file_check_ours(const char *path, char *why, size_t size);
 
 /*
- * The liveness check: 0 if the file at path says thpguard_up 1 and was
+ * The liveness check: 0 if the file at path (its directory resolved as
+ * the daemon resolves it, open_kept_dir()) says thpguard_up 1 and was
  * written (mtime) within METRICS_ALIVE_INTERVALS recheck intervals (as the
  * file itself states) plus METRICS_ALIVE_GRACE_SEC, at now_usec
  * (CLOCK_REALTIME). Otherwise -ESTALE (stale, or up is 0), -ENOENT, or

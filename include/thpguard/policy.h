@@ -80,8 +80,21 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
  */
 int policy_load(const char *file, Diag *diag, Policy **ret);
 
-/* The policy as thpguardd runs it: policy_load(), and with audit (--audit) the mode is audit. */
+/*
+ * The policy as thpguardd runs it: policy_load(), and with audit (--audit)
+ * the mode is audit. Its metrics_file is only checked to be an absolute
+ * NAME.prom path here: what the file system holds there is the daemon's to
+ * look at, at each write (enforcement never waits for the metrics).
+ */
 int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret);
+
+/*
+ * --check-config's look at the metrics_file the policy names: a warning,
+ * not an error, when the daemon could not write it now
+ * (metrics_file_check_ours(), metrics.h): it would start and enforce all
+ * the same, and write the file once the path is fixed.
+ */
+void policy_check_metrics_file(const Policy *p, Diag *diag);
 
 /* The StrictModes rule on an fstat() result; euid is who will trust the file. */
 int policy_check_owner(const char *file, const struct stat *st, uid_t euid, Diag *diag);

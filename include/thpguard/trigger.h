@@ -14,11 +14,8 @@ typedef enum Trigger {
 
 static inline const char *trigger_to_string(Trigger t) {
         static const char *const names[_TRIGGER_MAX] = {
-                [TRIGGER_STARTUP] = "startup",
-                [TRIGGER_INOTIFY] = "inotify",
-                [TRIGGER_RECHECK] = "recheck",
-                [TRIGGER_RELOAD] = "reload",
-                [TRIGGER_BPF] = "bpf",
+                [TRIGGER_STARTUP] = "startup", [TRIGGER_INOTIFY] = "inotify", [TRIGGER_RECHECK] = "recheck",
+                [TRIGGER_RELOAD] = "reload",   [TRIGGER_BPF] = "bpf",
         };
 
         return t >= 0 && t < _TRIGGER_MAX ? names[t] : "unknown";

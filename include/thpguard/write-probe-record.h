@@ -10,8 +10,8 @@
 
 #include <linux/types.h>
 
-#define WRITE_PROBE_COMM_LEN     16
-#define WRITE_PROBE_CMDLINE_LEN  256
+#define WRITE_PROBE_COMM_LEN    16
+#define WRITE_PROBE_CMDLINE_LEN 256
 /*
  * The cgroup path, leaf first, one component a slot: deep enough for a
  * Kubernetes container (kubepods.slice/kubepods-burstable.slice/
@@ -24,17 +24,17 @@
 #define WRITE_PROBE_RING_BYTES (256 * 1024)
 
 struct write_probe_record {
-        __u64 ino;       /* the kernfs inode written: the same number through every sysfs mount */
-        __s64 ret;       /* what the write returned */
-        __u64 cgroup_id; /* the writer's cgroup in the unified hierarchy */
-        __u32 tgid;      /* the writer's process, as the initial PID namespace numbers it */
-        __u32 ns_tgid;   /* the same, as its own PID namespace numbers it */
-        __u32 pidns;     /* inode number of its PID namespace */
-        __u32 netns;     /* of its network namespace */
-        __u32 mntns;     /* of its mount namespace */
-        __u32 sb_dev;    /* the device of the sysfs superblock the write went through */
-        __u32 euid;      /* in the initial user namespace */
-        __u32 lost;      /* records the ring had no room for since the last one that fit */
+        __u64 ino;              /* the kernfs inode written: the same number through every sysfs mount */
+        __s64 ret;              /* what the write returned */
+        __u64 cgroup_id;        /* the writer's cgroup in the unified hierarchy */
+        __u32 tgid;             /* the writer's process, as the initial PID namespace numbers it */
+        __u32 ns_tgid;          /* the same, as its own PID namespace numbers it */
+        __u32 pidns;            /* inode number of its PID namespace */
+        __u32 netns;            /* of its network namespace */
+        __u32 mntns;            /* of its mount namespace */
+        __u32 sb_dev;           /* the device of the sysfs superblock the write went through */
+        __u32 euid;             /* in the initial user namespace */
+        __u32 lost;             /* records the ring had no room for since the last one that fit */
         __u32 cgroup_depth;     /* slots of cgroup filled, leaf first; 0: the root */
         __u32 cgroup_truncated; /* 1: there were more ancestors than slots */
         __u32 cmdline_len;      /* bytes of cmdline read */

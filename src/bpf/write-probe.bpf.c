@@ -23,9 +23,9 @@
  * Firecracker VMs answers EPERM to every fentry/fexit/lsm load and has no
  * kprobes; raw tracepoints load.
  */
+#include <asm/unistd.h>
 #include <linux/bpf.h>
 #include <linux/types.h>
-#include <asm/unistd.h>
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -202,8 +202,8 @@ static void read_cgroup(struct task_struct *t, struct write_probe_record *r) {
                 parent = kernfs_parent(kn);
                 if (!parent) /* the hierarchy's root: no name of its own in the path */
                         return;
-                if (bpf_probe_read_kernel_str(r->cgroup[i], WRITE_PROBE_CGROUP_NAME, BPF_CORE_READ(kn, name)) <
-                    0)
+                if (bpf_probe_read_kernel_str(r->cgroup[i], WRITE_PROBE_CGROUP_NAME,
+                                              BPF_CORE_READ(kn, name)) < 0)
                         r->cgroup[i][0] = '\0';
                 r->cgroup_depth = i + 1;
                 kn = parent;

@@ -231,12 +231,15 @@ typedef struct CtlJournalSource {
         const char *dir; /* --journal-dir; NULL: the local journal */
         const char
             *machine_id; /* --machine-id: 32 hex digits, or a file holding them; NULL: /etc/machine-id */
-        const char *daemon_exe; /* --daemon-exe; NULL: where thpguardd is installed */
+        const char *daemon_exe;   /* --daemon-exe; NULL: where thpguardd is installed */
+        bool write_source_before; /* status: the latest write-source record, before since_usec too */
 } CtlJournalSource;
 
 /*
  * Reads the foreign-write records of since_usec or later from the journal
- * in src->dir (journalctl -D), or the local one if it is NULL. -ENOMEDIUM
+ * in src->dir (journalctl -D), or the local one if it is NULL, and the
+ * latest write-source record among them (with src->write_source_before,
+ * the latest of all when they have none). -ENOMEDIUM
  * when there is none (no journal directory, or no journal file in it); on
  * any failure, why holds the one line that says so.
  */

@@ -142,6 +142,26 @@ int ctl_field_u64(const void *data, size_t len, const char *field, uint64_t *ret
         return number_parse_u64(v, n, ret);
 }
 
+/* CTL_JOURNAL_WRITE_SOURCE's value: -EBADMSG unless it is one of the words the daemon logs, exactly. */
+static int field_write_source(const void *data, size_t len, WriteSource *ret) {
+        static const WriteSource known[] = { WRITE_SOURCE_BPF, WRITE_SOURCE_FANOTIFY, WRITE_SOURCE_NONE };
+        const char *v;
+        size_t n;
+
+        v = field_value(data, len, CTL_JOURNAL_WRITE_SOURCE, &n);
+        if (!v)
+                return -ENOENT;
+        for (size_t i = 0; i < ELEMENTSOF(known); i++) {
+                const char *word = write_source_to_string(known[i]);
+
+                if (n == strlen(word) && memcmp(v, word, n) == 0) {
+                        *ret = known[i];
+                        return 0;
+                }
+        }
+        return -EBADMSG;
+}
+
 void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
         static const struct {
                 const char *id;
@@ -151,6 +171,7 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 { THPGUARD_MESSAGE_CORRECTION_FAILED, CTL_RECORD_DRIFT },
                 { THPGUARD_MESSAGE_AUDIT_DRIFT, CTL_RECORD_DRIFT },
                 { THPGUARD_MESSAGE_WRITER_FIGHT, CTL_RECORD_FIGHT },
+                { THPGUARD_MESSAGE_WRITE_SOURCE, CTL_RECORD_WRITE_SOURCE },
         };
         const struct {
                 const char *field;
@@ -166,6 +187,7 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 { WRITER_JOURNAL_CONTAINER_ID, r->container_id, sizeof(r->container_id) },
         };
         char id[64]; /* longer than an id: one with more characters is not cut to ours */
+        WriteSource ws;
         uint64_t v;
         int k;
 
@@ -185,8 +207,24 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 return;
         }
         k = ctl_field_u64(data, len, WRITER_JOURNAL_EXITED, &v);
-        if (k != -ENOENT)
+        if (k != -ENOENT) {
                 r->exited = k == 0 && v == 1;
+                return;
+        }
+        k = field_write_source(data, len, &ws);
+        if (k == -ENOENT)
+                return;
+        /* A forged entry may say it twice: only one word, however often, counts. */
+        if (k < 0 || (r->write_source != WRITE_SOURCE_AUTO && r->write_source != ws))
+                r->write_source_bad = true;
+        else
+                r->write_source = ws;
+}
+
+WriteSource ctl_record_write_source(const CtlRecord *r) {
+        if (r->kind != CTL_RECORD_WRITE_SOURCE || r->write_source_bad)
+                return WRITE_SOURCE_AUTO;
+        return r->write_source;
 }
 
 static void copy_if_set(char *dst, const char *src, size_t size) {
@@ -296,9 +334,19 @@ static void knob_writes_add(CtlForeign *f, const CtlRecord *r) {
 }
 
 int ctl_foreign_add(CtlForeign *f, const CtlRecord *r) {
+        WriteSource ws = ctl_record_write_source(r);
         CtlWriter *w;
         int ret;
 
+        if (r->kind == CTL_RECORD_WRITE_SOURCE) {
+                /* Before since_usec too (the daemon logs one when it starts): the latest wins. */
+                if (ws != WRITE_SOURCE_AUTO &&
+                    (f->write_source == WRITE_SOURCE_AUTO || r->usec >= f->write_source_usec)) {
+                        f->write_source = ws;
+                        f->write_source_usec = r->usec;
+                }
+                return 0;
+        }
         if (r->kind == CTL_RECORD_NONE || r->usec < f->since_usec)
                 return 0;
         ret = writer_find(f, r->writer, &w);

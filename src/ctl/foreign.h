@@ -16,11 +16,15 @@
 #include <stdint.h>
 
 #include "thpguard/knob.h"
+#include "thpguard/write-source.h"
 
 #define CTL_FIELD_MAX        256 /* a value as kept: escaped, cut at a whole character, NUL */
 #define CTL_WRITERS_MAX      256 /* distinct writers kept; the records of any further one go to "other" */
 #define CTL_WRITER_KNOBS_MAX 16  /* distinct knobs listed per writer */
 #define CTL_KNOB_WRITES_MAX  64  /* distinct knobs summed up */
+
+/* The field of thpguardd's startup record (THPGUARD_MESSAGE_WRITE_SOURCE): log_write_source(). */
+#define CTL_JOURNAL_WRITE_SOURCE "THPGUARD_WRITE_SOURCE"
 
 #define CTL_USEC_PER_HOUR (UINT64_C(3600) * UINT64_C(1000000))
 
@@ -47,9 +51,10 @@ int ctl_field_value(const void *data, size_t len, const char *field, char *buf, 
 int ctl_field_u64(const void *data, size_t len, const char *field, uint64_t *ret);
 
 typedef enum CtlRecordKind {
-        CTL_RECORD_NONE,  /* no MESSAGE_ID of ours */
-        CTL_RECORD_DRIFT, /* CORRECTED, CORRECTION_FAILED, AUDIT_DRIFT: one foreign write */
-        CTL_RECORD_FIGHT, /* WRITER_FIGHT: a warning about writes already counted */
+        CTL_RECORD_NONE,         /* no MESSAGE_ID of ours */
+        CTL_RECORD_DRIFT,        /* CORRECTED, CORRECTION_FAILED, AUDIT_DRIFT: one foreign write */
+        CTL_RECORD_FIGHT,        /* WRITER_FIGHT: a warning about writes already counted */
+        CTL_RECORD_WRITE_SOURCE, /* WRITE_SOURCE: thpguardd started with this write source; no write */
 } CtlRecordKind;
 
 typedef struct CtlRecord {
@@ -64,10 +69,19 @@ typedef struct CtlRecord {
         char unit[CTL_FIELD_MAX];         /* THPGUARD_WRITER_UNIT */
         char pod_uid[CTL_FIELD_MAX];      /* THPGUARD_WRITER_POD_UID */
         char container_id[CTL_FIELD_MAX]; /* THPGUARD_WRITER_CONTAINER_ID */
+        /*
+         * THPGUARD_WRITE_SOURCE: bpf, fanotify or none, byte for byte (the
+         * daemon never logs auto); WRITE_SOURCE_AUTO while the entry has none.
+         * write_source_bad: one was anything else, or two disagreed.
+         */
+        WriteSource write_source;
+        bool write_source_bad;
 } CtlRecord;
 
 /* Takes one datum of an entry into r if it is MESSAGE_ID or one of the fields above; ignores others. */
 void ctl_record_take(CtlRecord *r, const void *data, size_t len);
+/* The write source r says is in force: only from a write-source record with one good value; AUTO if none. */
+WriteSource ctl_record_write_source(const CtlRecord *r);
 
 typedef struct CtlWriter {
         char label[CTL_FIELD_MAX]; /* "" for the records without a writer */
@@ -103,9 +117,17 @@ typedef struct CtlForeign {
         CtlKnobWrites knobs[CTL_KNOB_WRITES_MAX];
         uint64_t n_knobs_dropped; /* records of knobs beyond CTL_KNOB_WRITES_MAX */
         char source[2048];        /* which records were read, and from where (journal.c) */
+        /* From the latest write-source record, whatever its time; WRITE_SOURCE_AUTO: none was read. */
+        WriteSource write_source;
+        uint64_t write_source_usec;
 } CtlForeign;
 
-/* Counts a record of since_usec or later in; others are ignored. -ENOMEM only. */
+/*
+ * Counts a drift or fight record of since_usec or later in; others are
+ * ignored. A write-source record counts as no write: it only replaces
+ * write_source if it is the latest so far, before since_usec too (thpguardd
+ * logs it once, when it starts). -ENOMEM only.
+ */
 int ctl_foreign_add(CtlForeign *f, const CtlRecord *r);
 /* Writers by drift records, then fight warnings, then latest first; each one's knobs by name. */
 void ctl_foreign_sort(CtlForeign *f);

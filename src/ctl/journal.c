@@ -2,7 +2,8 @@
 /*
  * Reads thpguardd's foreign-write records back from the journal with
  * sd-journal: the entries of its drift and writer-fight MESSAGE_IDs since a
- * time, each datum handed to foreign.c, which bounds and escapes it. Only
+ * time, and its latest write-source record, each datum handed to foreign.c,
+ * which bounds, escapes or refuses it. Only
  * calls that libsystemd 239 has (tests/floor/symbols.sh checks the build).
  */
 #include <errno.h>
@@ -147,22 +148,24 @@ static int journal_open(const char *dir, const char *machine_id, sd_journal **re
         return 0;
 }
 
+/* What thpguardctl reads: the foreign writes, and which write source is in force. */
+static const char *const all_ids[] = {
+        "MESSAGE_ID=" THPGUARD_MESSAGE_CORRECTED,    "MESSAGE_ID=" THPGUARD_MESSAGE_CORRECTION_FAILED,
+        "MESSAGE_ID=" THPGUARD_MESSAGE_AUDIT_DRIFT,  "MESSAGE_ID=" THPGUARD_MESSAGE_WRITER_FIGHT,
+        "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE,
+};
+static const char *const write_source_ids[] = { "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE };
+
 /*
- * Our MESSAGE_IDs (one field: sd-journal ORs them), _UID=0 and this
+ * The MESSAGE_IDs ids (one field: sd-journal ORs them), _UID=0 and this
  * machine's ID, and then either our unit or our executable: two groups
  * that sd-journal ORs (a disjunction). Each is a field journald sets from
  * the sender's credentials; anyone may send an entry with our MESSAGE_ID
  * and THPGUARD_ fields, and any root process or container could forge one
  * if _UID=0 were all.
  */
-static int add_matches(sd_journal *j, const char *machine_id, const char *exe) {
-        static const char *const ours[] = {
-                "MESSAGE_ID=" THPGUARD_MESSAGE_CORRECTED,
-                "MESSAGE_ID=" THPGUARD_MESSAGE_CORRECTION_FAILED,
-                "MESSAGE_ID=" THPGUARD_MESSAGE_AUDIT_DRIFT,
-                "MESSAGE_ID=" THPGUARD_MESSAGE_WRITER_FIGHT,
-                "_UID=0",
-        };
+static int add_matches(sd_journal *j, const char *const *ids, size_t n_ids, const char *machine_id,
+                       const char *exe) {
         char machine[64], sender[2][PATH_MAX + 16];
         int r;
 
@@ -175,12 +178,14 @@ static int add_matches(sd_journal *j, const char *machine_id, const char *exe) {
                         if (r < 0)
                                 return r;
                 }
-                for (size_t i = 0; i < ELEMENTSOF(ours); i++) {
-                        r = sd_journal_add_match(j, ours[i], 0);
+                for (size_t i = 0; i < n_ids; i++) {
+                        r = sd_journal_add_match(j, ids[i], 0);
                         if (r < 0)
                                 return r;
                 }
-                r = sd_journal_add_match(j, machine, 0);
+                r = sd_journal_add_match(j, "_UID=0", 0);
+                if (r >= 0)
+                        r = sd_journal_add_match(j, machine, 0);
                 if (r >= 0)
                         r = sd_journal_add_match(j, sender[g], 0);
                 if (r < 0)
@@ -206,6 +211,32 @@ static int read_entry(sd_journal *j, CtlRecord *ret) {
         return 0;
 }
 
+/*
+ * The latest write-source record before since_usec, when the records from
+ * it on have none: thpguardd logs one when it starts, which may be long
+ * before. Newest first, and only those records, to the first that counts.
+ */
+static int read_write_source_before(sd_journal *j, const char *machine_id, const char *exe,
+                                    uint64_t since_usec, CtlForeign *f) {
+        int r;
+
+        sd_journal_flush_matches(j);
+        r = add_matches(j, write_source_ids, ELEMENTSOF(write_source_ids), machine_id, exe);
+        if (r >= 0)
+                r = sd_journal_seek_realtime_usec(j, since_usec);
+        while (r >= 0 && f->write_source == WRITE_SOURCE_AUTO) {
+                CtlRecord rec;
+
+                r = sd_journal_previous(j);
+                if (r <= 0)
+                        break;
+                if (read_entry(j, &rec) < 0)
+                        continue;
+                r = ctl_foreign_add(f, &rec);
+        }
+        return r < 0 ? r : 0;
+}
+
 int ctl_journal_read(const CtlJournalSource *src, uint64_t since_usec, CtlForeign *ret, char *why,
                      size_t why_size) {
         _cleanup_(sd_journal_closep) sd_journal *j = NULL;
@@ -226,7 +257,7 @@ int ctl_journal_read(const CtlJournalSource *src, uint64_t since_usec, CtlForeig
                  escape_str(exe, exe_text, sizeof(exe_text)), machine_id, from, where);
         r = sd_journal_set_data_threshold(j, DATA_THRESHOLD);
         if (r >= 0)
-                r = add_matches(j, machine_id, exe);
+                r = add_matches(j, all_ids, ELEMENTSOF(all_ids), machine_id, exe);
         if (r >= 0)
                 r = sd_journal_seek_realtime_usec(j, since_usec);
         while (r >= 0) {
@@ -240,6 +271,8 @@ int ctl_journal_read(const CtlJournalSource *src, uint64_t since_usec, CtlForeig
                         continue;
                 r = ctl_foreign_add(&f, &rec);
         }
+        if (r >= 0 && src->write_source_before && f.write_source == WRITE_SOURCE_AUTO)
+                r = read_write_source_before(j, machine_id, exe, since_usec, &f);
         if (r < 0) {
                 snprintf(why, why_size, "cannot read the journal: %s", strerror(-r));
                 return r;

@@ -403,7 +403,7 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
         /* Without a journal, status still reports the rest; journal_why says why. */
         n.journal_dir = o->journal_dir;
         n.journal_error = ctl_journal_read(
-            &(CtlJournalSource){ o->journal_dir, o->machine_id, o->daemon_exe },
+            &(CtlJournalSource){ o->journal_dir, o->machine_id, o->daemon_exe, true },
             u64_sat_sub(now_usec(CLOCK_REALTIME), CTL_STATUS_WRITES_HOURS * CTL_USEC_PER_HOUR), &n.foreign,
             n.journal_why, sizeof(n.journal_why));
         *ret = n;

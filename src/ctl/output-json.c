@@ -93,6 +93,17 @@ static json_object *foreign_json(const CtlNode *n) {
         return o;
 }
 
+/* Which write source thpguardd has in force, as its latest startup record says; null without one. */
+static void add_write_source(json_object *root, const CtlNode *n) {
+        const CtlForeign *w = &n->foreign;
+        bool known = n->journal_error >= 0 && w->write_source != WRITE_SOURCE_AUTO;
+
+        add(root, "write_source",
+            known ? json_object_new_string(write_source_to_string(w->write_source)) : NULL);
+        add(root, "write_source_since_usec", known ? json_new_uint64(w->write_source_usec) : NULL);
+        add(root, "write_source_since", known ? time_json(w->write_source_usec) : NULL);
+}
+
 static json_object *knobs_json(const CtlNode *n) {
         json_object *a = json_object_new_array();
 
@@ -276,6 +287,7 @@ int ctl_status_print_json(FILE *f, const CtlNode *n) {
         add(root, "policy", policy_json(n));
         add(root, "knobs", knobs_json(n));
         add(root, "foreign_writes", foreign_json(n));
+        add_write_source(root, n);
         add(root, "cmdline", cmdline_json(n));
         add(root, "khugepaged", khugepaged_json(n));
         add(root, "meminfo", meminfo_json(n));

@@ -82,16 +82,32 @@ static void print_knobs(FILE *f, const CtlNode *n) {
         }
 }
 
+/* What tells thpguardd of a write, as its latest startup record says (thpguardd(8), --write-source). */
+static void print_write_source(FILE *f, const CtlNode *n) {
+        const CtlForeign *w = &n->foreign;
+        char since[64];
+
+        if (n->journal_error < 0)
+                fprintf(f, "  write source: unknown (no journal to read it from)\n");
+        else if (w->write_source == WRITE_SOURCE_AUTO)
+                fprintf(f, "  write source: unknown (no startup record in the journal)\n");
+        else
+                fprintf(f, "  write source: %s (since %s)\n", write_source_to_string(w->write_source),
+                        ctl_time_local(w->write_source_usec, since, sizeof(since)));
+}
+
 static void print_foreign(FILE *f, const CtlNode *n, const char *journal_dir) {
         const CtlForeign *w = &n->foreign;
         size_t rows = 0;
 
         if (n->journal_error < 0) {
                 fprintf(f, "\nForeign writes: %s\n", n->journal_why);
+                print_write_source(f, n);
                 return;
         }
         fprintf(f, "\nForeign writes in the last %d h (journal%s%s; thpguardctl writers for more)\n",
                 CTL_STATUS_WRITES_HOURS, journal_dir ? " " : "", journal_dir ? journal_dir : "");
+        print_write_source(f, n);
         for (size_t i = 0; i < n->n_knobs; i++) {
                 const CtlKnob *k = &n->knobs[i];
                 const CtlKnobWrites *kw = ctl_foreign_knob(w, k->path);

@@ -174,7 +174,7 @@ static void sample_journal(WatchSession *w) {
         w->frame.journal =
             ctl_journal_read(
                 &(CtlJournalSource){ w->o->status.journal_dir, w->o->status.machine_id,
-                                     w->o->status.daemon_exe },
+                                     w->o->status.daemon_exe, false },
                 w->frame.have_last_correction
                     ? w->frame.last_correction_usec
                     : u64_sat_sub(now_usec(CLOCK_REALTIME), CTL_STATUS_WRITES_HOURS * CTL_USEC_PER_HOUR),

@@ -11,7 +11,7 @@
 
 int ctl_writers_run(const CtlWritersOptions *o) {
         _cleanup_(ctl_foreign_done) CtlForeign w = {};
-        CtlJournalSource src = { o->journal_dir, o->machine_id, o->daemon_exe };
+        CtlJournalSource src = { o->journal_dir, o->machine_id, o->daemon_exe, false }; /* no write source */
         char why[1024];
         int r;
 

@@ -221,6 +221,81 @@ static void test_record(void **state) {
         assert_false(r.exited);
 }
 
+static WriteSource write_source_of(const char *const *data) {
+        CtlRecord r = record(1, data);
+
+        return ctl_record_write_source(&r);
+}
+
+static void test_record_write_source(void **state) {
+        CtlRecord r;
+
+        r = record(7, (const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE,
+                                             "MESSAGE=write source: bpf (passed in): ...",
+                                             "THPGUARD_WRITE_SOURCE=bpf", NULL });
+        assert_int_equal(r.kind, CTL_RECORD_WRITE_SOURCE);
+        assert_int_equal(ctl_record_write_source(&r), WRITE_SOURCE_BPF);
+        /* The field before the MESSAGE_ID, as sd-journal may enumerate them. */
+        assert_int_equal(
+            write_source_of((const char *const[]){ "THPGUARD_WRITE_SOURCE=fanotify",
+                                                   "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE, NULL }),
+            WRITE_SOURCE_FANOTIFY);
+        assert_int_equal(write_source_of((const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE,
+                                                                "THPGUARD_WRITE_SOURCE=none", NULL }),
+                         WRITE_SOURCE_NONE);
+        /* Said twice, the same: still that. */
+        assert_int_equal(write_source_of((const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE,
+                                                                "THPGUARD_WRITE_SOURCE=bpf",
+                                                                "THPGUARD_WRITE_SOURCE=bpf", NULL }),
+                         WRITE_SOURCE_BPF);
+
+        /* Only the three words, exactly: anything else, or two that disagree, says nothing. */
+        static const char *const bad[] = {
+                "THPGUARD_WRITE_SOURCE=auto",     "THPGUARD_WRITE_SOURCE=unknown",
+                "THPGUARD_WRITE_SOURCE=",         "THPGUARD_WRITE_SOURCE=BPF",
+                "THPGUARD_WRITE_SOURCE=bpf ",     "THPGUARD_WRITE_SOURCE= bpf",
+                "THPGUARD_WRITE_SOURCE=bpfx",     "THPGUARD_WRITE_SOURCE=bp",
+                "THPGUARD_WRITE_SOURCE=evil\x1b", "THPGUARD_WRITE_SOURCE=bpf\n",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                assert_int_equal(write_source_of((const char *const[]){
+                                     "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE, bad[i], NULL }),
+                                 WRITE_SOURCE_AUTO);
+        assert_int_equal(write_source_of((const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE,
+                                                                "THPGUARD_WRITE_SOURCE=bpf",
+                                                                "THPGUARD_WRITE_SOURCE=evil", NULL }),
+                         WRITE_SOURCE_AUTO);
+        assert_int_equal(write_source_of((const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE,
+                                                                "THPGUARD_WRITE_SOURCE=none",
+                                                                "THPGUARD_WRITE_SOURCE=bpf", NULL }),
+                         WRITE_SOURCE_AUTO);
+        /* A NUL inside: the journal's bytes, not a C string. */
+        r = (CtlRecord){};
+        ctl_record_take(&r, LIT("MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE));
+        ctl_record_take(&r, LIT("THPGUARD_WRITE_SOURCE=bpf\0none"));
+        assert_int_equal(ctl_record_write_source(&r), WRITE_SOURCE_AUTO);
+        r = (CtlRecord){};
+        ctl_record_take(&r, LIT("MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE));
+        ctl_record_take(&r, "THPGUARD_WRITE_SOURCE=bpf", strlen("THPGUARD_WRITE_SOURCE=bp")); /* cut */
+        assert_int_equal(ctl_record_write_source(&r), WRITE_SOURCE_AUTO);
+
+        /* The field on any other record says nothing: only the startup record's counts. */
+        assert_int_equal(write_source_of((const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_CORRECTED,
+                                                                "THPGUARD_WRITE_SOURCE=bpf", NULL }),
+                         WRITE_SOURCE_AUTO);
+        assert_int_equal(
+            write_source_of((const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_POLICY_RELOADED,
+                                                   "THPGUARD_WRITE_SOURCE=bpf", NULL }),
+            WRITE_SOURCE_AUTO);
+        assert_int_equal(write_source_of((const char *const[]){ "THPGUARD_WRITE_SOURCE=bpf", NULL }),
+                         WRITE_SOURCE_AUTO);
+        /* A longer MESSAGE_ID that starts like it is not it. */
+        r = record(0, (const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE "0",
+                                             "THPGUARD_WRITE_SOURCE=bpf", NULL });
+        assert_int_equal(r.kind, CTL_RECORD_NONE);
+        assert_int_equal(ctl_record_write_source(&r), WRITE_SOURCE_AUTO);
+}
+
 static CtlRecord drift(uint64_t usec, const char *knob, const char *writer, uint64_t pid) {
         CtlRecord r = { .kind = CTL_RECORD_DRIFT, .usec = usec, .pid = pid };
 
@@ -295,6 +370,52 @@ static void test_group(void **state) {
         assert_null(f.writers);
 }
 
+static CtlRecord write_source(uint64_t usec, WriteSource s) {
+        return (CtlRecord){ .kind = CTL_RECORD_WRITE_SOURCE, .usec = usec, .write_source = s };
+}
+
+static void test_group_write_source(void **state) {
+        CtlForeign f = { .since_usec = 100 };
+        CtlRecord r;
+
+        /* None read: unknown. */
+        add(&f, drift(150, "enabled", "tuned.service", 812));
+        assert_int_equal(f.write_source, WRITE_SOURCE_AUTO);
+        /* Before since too: the daemon logs it once, when it starts. */
+        add(&f, write_source(50, WRITE_SOURCE_FANOTIFY));
+        assert_int_equal(f.write_source, WRITE_SOURCE_FANOTIFY);
+        assert_true(f.write_source_usec == 50);
+        /* The latest wins, whatever order they come in. */
+        add(&f, write_source(300, WRITE_SOURCE_BPF));
+        add(&f, write_source(200, WRITE_SOURCE_NONE));
+        assert_int_equal(f.write_source, WRITE_SOURCE_BPF);
+        assert_true(f.write_source_usec == 300);
+        /* One that says nothing (a bad value, two that disagreed) changes nothing, however late. */
+        add(&f, write_source(400, WRITE_SOURCE_AUTO));
+        r = write_source(500, WRITE_SOURCE_NONE);
+        r.write_source_bad = true;
+        add(&f, r);
+        /* The field on a drift record is not a write-source record. */
+        r = drift(600, "defrag", "tuned.service", 812);
+        r.write_source = WRITE_SOURCE_NONE;
+        add(&f, r);
+        assert_int_equal(f.write_source, WRITE_SOURCE_BPF);
+        assert_true(f.write_source_usec == 300);
+        /* No write: the counts are the two drift records'. */
+        assert_true(f.n_drift == 2 && f.n_fight == 0 && f.n_writers == 1);
+        assert_true(ctl_foreign_knob(&f, "enabled")->n_drift == 1);
+        ctl_foreign_done(&f);
+        assert_int_equal(f.write_source, WRITE_SOURCE_AUTO);
+
+        /* At time 0 (a forged timestamp) it still counts, and the next of the same time wins. */
+        f = (CtlForeign){};
+        add(&f, write_source(0, WRITE_SOURCE_NONE));
+        assert_int_equal(f.write_source, WRITE_SOURCE_NONE);
+        add(&f, write_source(0, WRITE_SOURCE_BPF));
+        assert_int_equal(f.write_source, WRITE_SOURCE_BPF);
+        ctl_foreign_done(&f);
+}
+
 static void test_group_order(void **state) {
         CtlForeign f = {};
 
@@ -346,7 +467,8 @@ int main(void) {
                 cmocka_unit_test(test_since_relative), cmocka_unit_test(test_since_absolute),
                 cmocka_unit_test(test_since_bad),      cmocka_unit_test(test_time),
                 cmocka_unit_test(test_field_value),    cmocka_unit_test(test_field_value_huge),
-                cmocka_unit_test(test_record),         cmocka_unit_test(test_group),
+                cmocka_unit_test(test_record),         cmocka_unit_test(test_record_write_source),
+                cmocka_unit_test(test_group),          cmocka_unit_test(test_group_write_source),
                 cmocka_unit_test(test_group_order),    cmocka_unit_test(test_caps),
         };
 

@@ -4,6 +4,7 @@
 # from thpguardd's executable on another machine) and hostile bytes, and a second
 # machine's directory beside this one's, which must not be read. Counts, grouping,
 # --since, --json, the selection said, and the one line when there is no journal.
+# status's write source: the latest startup record, however old, never a forged one.
 . "$(dirname "$0")/lib.sh"
 C=$THPGUARDCTL
 
@@ -19,7 +20,9 @@ OTHER=fedcba9876543210fedcba9876543210
 mkdir -p "$TMP/journal/$MID" "$TMP/journal/$OTHER" "$TMP/empty/$MID"
 # Export format (systemd's JOURNAL_EXPORT_FORMATS): KEY=value lines, or for a value
 # with a newline or other control bytes KEY, a little-endian 64-bit length, the bytes.
-python3 - "$now" "$MID" "$OTHER" >"$TMP/in.export" <<'PY'
+# entry() collects, write() puts them out oldest first, as a journal holds them (a
+# seek by time bisects).
+cat >"$TMP/export.py" <<'PY'
 import struct, sys
 now = int(sys.argv[1]) * 1000000
 MID, OTHER = sys.argv[2].encode(), sys.argv[3].encode()
@@ -29,26 +32,31 @@ FAILED = "c3e9174a6b2d48f0b5a18e6d9f2c7b04"
 AUDIT = "8d41f6b29e0c4a7d93b5e2a1c6f8d057"
 FIGHT = "47d9e2c1a8b64f05b3e7d0a9c5f2e196"
 RELOADED = "1f7c2e94d5a84b36b0e9c3a7d2f6e418"
-out = sys.stdout.buffer
-seq = 0
+WRITE_SOURCE = "b35413fac67548eb8690c045cb4c2b7f"
+entries = []
 # By default thpguardd under its unit on this machine; exe/unit/machine say otherwise.
 def entry(ago, msgid, uid=b"0", exe=b"/usr/sbin/thpguardd", unit=b"thpguardd.service", machine=MID, **f):
-    global seq
-    seq += 1
-    fields = [(b"__REALTIME_TIMESTAMP", b"%d" % (now - ago)), (b"__MONOTONIC_TIMESTAMP", b"%d" % seq),
-              (b"_BOOT_ID", b"0123456789abcdef0123456789abcdef"), (b"_UID", uid), (b"_COMM", b"thpguardd"),
-              (b"_MACHINE_ID", machine), (b"_EXE", exe),
-              (b"MESSAGE", b"test entry %d" % seq), (b"MESSAGE_ID", msgid.encode())]
+    fields = [(b"_BOOT_ID", b"0123456789abcdef0123456789abcdef"), (b"_UID", uid), (b"_COMM", b"thpguardd"),
+              (b"_MACHINE_ID", machine), (b"_EXE", exe), (b"MESSAGE_ID", msgid.encode())]
     if unit:
         fields.append((b"_SYSTEMD_UNIT", unit))
     fields += [(b"THPGUARD_" + k.upper().encode(), v if isinstance(v, bytes) else str(v).encode())
                for k, v in f.items()]
-    for k, v in fields:
-        if any(c < 0x20 or c >= 0x7f for c in v):
-            out.write(k + b"\n" + struct.pack("<Q", len(v)) + v + b"\n")
-        else:
-            out.write(k + b"=" + v + b"\n")
-    out.write(b"\n")
+    entries.append((now - ago, fields))
+def write():
+    out = sys.stdout.buffer
+    for seq, (t, fields) in enumerate(sorted(entries, key=lambda e: e[0]), 1):
+        fields = [(b"__REALTIME_TIMESTAMP", b"%d" % t), (b"__MONOTONIC_TIMESTAMP", b"%d" % seq),
+                  (b"MESSAGE", b"test entry %d" % seq)] + fields
+        for k, v in fields:
+            if any(c < 0x20 or c >= 0x7f for c in v):
+                out.write(k + b"\n" + struct.pack("<Q", len(v)) + v + b"\n")
+            else:
+                out.write(k + b"=" + v + b"\n")
+        out.write(b"\n")
+PY
+PYTHONPATH=$TMP python3 - "$now" "$MID" "$OTHER" >"$TMP/in.export" <<'PY'
+from export import *
 tuned = dict(writer="tuned.service", writer_comm="tuned", writer_exe="/usr/sbin/tuned",
              writer_unit="tuned.service", writer_uid=0, writer_cgroup="/system.slice/tuned.service")
 entry(30 * H, CORRECTED, knob="enabled", writer="old-agent.service", writer_pid=99)
@@ -72,6 +80,31 @@ entry(30 * M, CORRECTED, exe=b"/usr/bin/python3", unit=b"cri-containerd-feed.sco
       writer="container-root-forged.service", writer_pid=1)
 # thpguardd's unit and executable, but another machine's entry (forwarded into this file).
 entry(30 * M, CORRECTED, machine=OTHER, knob="enabled", writer="other-machine.service", writer_pid=1)
+# The write source, logged at each start: the latest of thpguardd's counts, however old;
+# a forged value, and what another user, executable or machine sent, do not, later as they are.
+entry(30 * H, WRITE_SOURCE, write_source="fanotify")
+entry(2 * H, WRITE_SOURCE, write_source="bpf")
+entry(15 * M, WRITE_SOURCE, write_source=b"evil\x1b")
+entry(14 * M, WRITE_SOURCE, write_source="auto")
+entry(10 * M, WRITE_SOURCE, uid=b"1000", write_source="none")
+entry(10 * M, WRITE_SOURCE, exe=b"/usr/bin/python3", unit=b"cri-containerd-feed.scope", write_source="none")
+entry(10 * M, WRITE_SOURCE, machine=OTHER, write_source="none")
+# The field on another record of ours, or its MESSAGE_ID with the wrong field.
+entry(8 * M, RELOADED, write_source="none")
+entry(7 * M, WRITE_SOURCE, writer="none")
+write()
+PY
+# A daemon that started more than 24 h ago: its record is before the foreign writes
+# status reads (a forged one after it skipped, an older one not reached).
+PYTHONPATH=$TMP python3 - "$now" "$MID" "$OTHER" >"$TMP/old-start.export" <<'PY'
+from export import *
+entry(50 * H, WRITE_SOURCE, write_source="bpf")
+entry(30 * H, WRITE_SOURCE, write_source="none")
+entry(29 * H, CORRECTED, knob="enabled", writer="old-agent.service", writer_pid=99)
+entry(26 * H, WRITE_SOURCE, write_source=b"bpf\n")
+entry(25 * H, WRITE_SOURCE, uid=b"1000", write_source="fanotify")
+entry(1 * H, CORRECTED, knob="enabled", writer="tuned.service", writer_pid=812)
+write()
 PY
 # Another machine's journal beside this one's: real thpguardd entries, never to be read.
 python3 - "$now" "$OTHER" >"$TMP/other.export" <<'PY'
@@ -85,6 +118,9 @@ PY
 "$remote" -o "$TMP/journal/$MID/remote.journal" - <"$TMP/in.export" >"$TMP/remote.log" 2>&1 ||
         fail "systemd-journal-remote failed: $(cat "$TMP/remote.log")"
 "$remote" -o "$TMP/journal/$OTHER/remote.journal" - <"$TMP/other.export" >"$TMP/remote.log" 2>&1 ||
+        fail "systemd-journal-remote failed: $(cat "$TMP/remote.log")"
+mkdir -p "$TMP/old-start/$MID"
+"$remote" -o "$TMP/old-start/$MID/remote.journal" - <"$TMP/old-start.export" >"$TMP/remote.log" 2>&1 ||
         fail "systemd-journal-remote failed: $(cat "$TMP/remote.log")"
 journalctl -D "$TMP/journal" -q -o cat >"$TMP/readback-all.txt" 2>/dev/null || true
 grep -q 'other machine' "$TMP/readback-all.txt" || fail "journalctl does not read back the other machine's file"
@@ -132,6 +168,7 @@ x = w["pid 4242"]
 check(x["last_exited"] is True and x["last_pid"] == 4242, "exited writer")
 check(d["other"] is None, "no other")
 check("_MACHINE_ID=" + sys.argv[3] in d["source"] and "_EXE=/usr/sbin/thpguardd" in d["source"], "source: %s" % d["source"])
+check(not any(k.startswith("write_source") for k in d), "writers says nothing of the write source")
 PY
 
 # Text: the same groups, printable only.
@@ -144,6 +181,7 @@ grep -q 'by pid 4242 (exited)' "$OUT_FILE" || fail "text exited: $(cat "$OUT_FIL
 grep -qF 'evil\x1b[31m\x0a\xff: 1 write(s); knobs khugepaged/defrag' "$OUT_FILE" || fail "text hostile: $(cat "$OUT_FILE")"
 LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f-\xff]' "$OUT_FILE" && fail "text output holds non-printable bytes"
 grep -qE 'forged|reload|old-agent|other-machine|container-journal' "$OUT_FILE" && fail "counted what it should not: $(cat "$OUT_FILE")"
+grep -qi 'write source' "$OUT_FILE" && fail "writers says the write source: $(cat "$OUT_FILE")"
 grep -q "^Read: thpguardd's records only: _SYSTEMD_UNIT=thpguardd.service or _EXE=/usr/sbin/thpguardd, with _UID=0 and _MACHINE_ID=$MID (from --machine-id), in $(re "$TMP/journal/$MID")\$" "$OUT_FILE" ||
         fail "text: how the records were chosen: $(cat "$OUT_FILE")"
 # The machine ID from a file (a pod: the host's /etc/machine-id mounted), and the
@@ -200,6 +238,7 @@ write_policy "$TMP/policy.conf" <"$CTL_FIXTURES/policy.conf"
 S=(--sysfs-root "$FIXTURES/6.18" --proc-root "$CTL_FIXTURES/proc-wrap" --config "$TMP/policy.conf")
 run timeout 10 "$C" status "${S[@]}" "${J[@]}" --json
 expect_rc 0
+cp "$OUT_FILE" "$TMP/status.json"
 json_check "$OUT_FILE" \
         'd["foreign_writes"]["available"] and d["foreign_writes"]["count"] == 6 and d["foreign_writes"]["hours"] == 24' \
         'knob(d, "enabled")["foreign_writes"]["count"] == 2 and knob(d, "enabled")["foreign_writes"]["fight_warnings"] == 1' \
@@ -225,6 +264,32 @@ grep -qE '^  hugepages-8kB/enabled +0 +0  -  +-$' "$TMP/section" || fail "status
 grep -qE '^  shmem_enabled ' "$TMP/section" && fail "status lists an unmanaged knob nobody wrote"
 grep -q '^  1 of 6 writes without a writer' "$TMP/section" || fail "status text, unknown count: $(cat "$TMP/section")"
 
+# The write source: thpguardd's latest startup record (2 h ago), not the forged value
+# after it, nor what another user, executable or machine sent later still.
+json_check "$TMP/status.json" 'd["write_source"] == "bpf"' \
+        "d[\"write_source_since_usec\"] == $(((now - 2 * 3600) * 1000000))" \
+        "d[\"write_source_since\"] == \"$(date -u -d "@$((now - 2 * 3600))" '+%Y-%m-%dT%H:%M:%SZ')\""
+[ "$(grep -c 'write source' "$OUT_FILE")" = 1 ] || fail "status text, write source: $(cat "$OUT_FILE")"
+grep -q "^  write source: bpf (since $(date -d "@$((now - 2 * 3600))" '+%Y-%m-%d %H:%M:%S'))\$" "$TMP/section" ||
+        fail "status text, write source: $(cat "$TMP/section")"
+# Started 30 h ago: found before the 24 h of foreign writes, past a forged record and another user's.
+run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/old-start" --machine-id "$MID" --daemon-exe /usr/sbin/thpguardd --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["write_source"] == "none"' "d[\"write_source_since_usec\"] == $(((now - 30 * 3600) * 1000000))" \
+        'd["foreign_writes"]["count"] == 1'
+run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/old-start" --machine-id "$MID" --daemon-exe /usr/sbin/thpguardd
+expect_rc 0
+grep -q "^  write source: none (since $(date -d "@$((now - 30 * 3600))" '+%Y-%m-%d %H:%M:%S'))\$" "$OUT_FILE" ||
+        fail "status text, write source of an old start: $(cat "$OUT_FILE")"
+# A journal of thpguardd's without one (the other machine's: its own records only).
+run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/journal" --machine-id "$OTHER" --daemon-exe /usr/sbin/thpguardd --json
+expect_rc 0
+json_check "$OUT_FILE" 'd["write_source"] is None and d["write_source_since"] is None' 'd["foreign_writes"]["count"] == 1'
+run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/journal" --machine-id "$OTHER" --daemon-exe /usr/sbin/thpguardd
+expect_rc 0
+grep -q '^  write source: unknown (no startup record in the journal)$' "$OUT_FILE" ||
+        fail "status text, no write-source record: $(cat "$OUT_FILE")"
+
 # No journal: status says so in one line and goes on; writers exits 3.
 run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/empty" --machine-id "$MID"
 expect_rc 0
@@ -232,10 +297,11 @@ expect_rc 0
 grep -q "^Foreign writes: no systemd journal on this node: no journal file in $TMP/empty/$MID (in a pod, mount the host's /var/log/journal and pass --journal-dir)$" "$OUT_FILE" ||
         fail "status without a journal: $(cat "$OUT_FILE")"
 grep -q '^Top processes by AnonHugePages' "$OUT_FILE" || fail "status stopped at the journal"
+grep -q '^  write source: unknown (no journal to read it from)$' "$OUT_FILE" || fail "status without a journal, write source: $(cat "$OUT_FILE")"
 run timeout 10 "$C" status "${S[@]}" --journal-dir "$TMP/empty" --machine-id "$MID" --json
 expect_rc 0
 json_check "$OUT_FILE" 'd["foreign_writes"]["available"] is False' 'd["foreign_writes"]["error"].startswith("no systemd journal on this node")' \
-        'all(k["foreign_writes"] is None for k in d["knobs"])'
+        'all(k["foreign_writes"] is None for k in d["knobs"])' 'd["write_source"] is None'
 run timeout 10 "$C" writers --journal-dir "$TMP/empty" --machine-id "$MID"
 expect_rc 3
 [ "$(wc -l <"$ERR_FILE")" = 1 ] && grep -q '^thpguardctl writers: no systemd journal on this node: ' "$ERR_FILE" ||

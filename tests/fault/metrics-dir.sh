@@ -32,34 +32,9 @@ write_policy "$POLICY" 'recheck_interval = 1; fight_threshold = 0; thp = { use_z
 [ "$(cat "$T/use_zero_page")" = 1 ] || fail "the 6.18 fixture changed: use_zero_page must read 1"
 
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$1"; }
-# drift_corrected N: a drift of use_zero_page is corrected: N corrections
-# since startup, by inotify or, should the queue overflow on a busy machine,
-# by the recheck.
-drifts_corrected_ge() {
-        [ $(($(event_count corrected knob=use_zero_page observed=1 trigger=inotify) +
-                $(event_count corrected knob=use_zero_page observed=1 trigger=recheck))) -ge "$1" ]
-}
-drift_corrected() {
-        echo 1 >"$T/use_zero_page"
-        wait_until 5 drifts_corrected_ge "$1" && return 0
-        cat "$TMP/daemon.log" >&2
-        fail "drift $1 of use_zero_page was not corrected"
-}
 # refused_once WHY DIR: logged once (from now on) over three rechecks, and DIR stays empty.
 refused_once() {
-        local line="level=warn msg=\"cannot write the metrics file $M: $1; retrying later\""
-        local from
-        from=$(($(wc -l <"$TMP/daemon.log") + 1))
-        for ((i = 0; i < 500; i++)); do
-                tail -n +"$from" "$TMP/daemon.log" | grep -qF -- "$line" && break
-                sleep 0.01
-        done
-        sleep 3.2
-        [ "$(tail -n +"$from" "$TMP/daemon.log" | grep -cF -- "$line")" = 1 ] || {
-                cat "$TMP/daemon.log" >&2
-                fail "the refusal was not logged exactly once: $1"
-        }
-        [ -z "$(ls -A "$2")" ] || fail "the daemon wrote into $2: $(ls -A "$2")"
+        metrics_refused_once "$(log_lines)" "$M" "$1" "$2"
 }
 
 # 1. Debian's layout is accepted.

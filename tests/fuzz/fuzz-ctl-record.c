@@ -7,7 +7,8 @@
  * One input is one entry: its first byte is the separator, the rest is
  * split at it into data ("FIELD=value"), so that any byte, NUL and newline
  * included, can be part of a datum. Each datum is handed over in a heap
- * block of exactly its length: a read past its end is caught.
+ * block of exactly its length: a read past its end is caught. The write
+ * source is checked against the three words spelled out here.
  */
 #include "foreign.h"
 #include "fuzz-common.h"
@@ -51,6 +52,7 @@ static CtlRecordKind expected_kind(const Datum *data, size_t n) {
                 { THPGUARD_MESSAGE_CORRECTION_FAILED, CTL_RECORD_DRIFT },
                 { THPGUARD_MESSAGE_AUDIT_DRIFT, CTL_RECORD_DRIFT },
                 { THPGUARD_MESSAGE_WRITER_FIGHT, CTL_RECORD_FIGHT },
+                { THPGUARD_MESSAGE_WRITE_SOURCE, CTL_RECORD_WRITE_SOURCE },
         };
         const uint8_t *v;
         size_t len;
@@ -61,6 +63,34 @@ static CtlRecordKind expected_kind(const Datum *data, size_t n) {
                 if (len == strlen(ids[i].id) && memcmp(v, ids[i].id, len) == 0)
                         return ids[i].kind;
         return CTL_RECORD_NONE;
+}
+
+/*
+ * What a write-source record says: every THPGUARD_WRITE_SOURCE datum the same
+ * one of the three words, byte for byte; nothing for any other record.
+ */
+static WriteSource expected_write_source(const Datum *data, size_t n) {
+        static const char *const words[] = { "bpf", "fanotify", "none" };
+        static const WriteSource sources[] = { WRITE_SOURCE_BPF, WRITE_SOURCE_FANOTIFY, WRITE_SOURCE_NONE };
+        WriteSource found = WRITE_SOURCE_AUTO;
+
+        if (expected_kind(data, n) != CTL_RECORD_WRITE_SOURCE)
+                return WRITE_SOURCE_AUTO;
+        for (size_t i = 0; i < n; i++) {
+                WriteSource this = WRITE_SOURCE_AUTO;
+                const uint8_t *v;
+                size_t len;
+
+                if (!datum_value(&data[i], "THPGUARD_WRITE_SOURCE", &v, &len))
+                        continue;
+                for (size_t w = 0; w < ELEMENTSOF(words); w++)
+                        if (len == strlen(words[w]) && memcmp(v, words[w], len) == 0)
+                                this = sources[w];
+                if (this == WRITE_SOURCE_AUTO || (found != WRITE_SOURCE_AUTO && found != this))
+                        return WRITE_SOURCE_AUTO;
+                found = this;
+        }
+        return found;
 }
 
 static int hex(char c) {
@@ -151,6 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
 
         FUZZ_ASSERT(r.kind == expected_kind(datums, n));
+        FUZZ_ASSERT(ctl_record_write_source(&r) == expected_write_source(datums, n));
         FUZZ_ASSERT(r.usec == 0); /* the journal's timestamp, never a datum's */
         check_string(r.knob, sizeof(r.knob), datums, n, "THPGUARD_KNOB");
         check_string(r.writer, sizeof(r.writer), datums, n, WRITER_JOURNAL_LABEL);

@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
                 second = g.open_fd;
                 names = WRITER_GROUP_FDNAME_WRITE ":" WRITER_GROUP_FDNAME_OPEN;
         } else {
-                fprintf(stderr, "unit-exec: no BPF write probe (%s), and cannot open the fanotify groups: %s\n",
+                fprintf(stderr,
+                        "unit-exec: no BPF write probe (%s), and cannot open the fanotify groups: %s\n",
                         g.probe_why, strerror(-(g.write_fd < 0 ? g.write_fd : g.open_fd)));
                 return 125;
         }

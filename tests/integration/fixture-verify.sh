@@ -105,7 +105,9 @@ def check(cond, msg):
 with open(doc_file) as f:
     doc = json.load(f)  # raises on anything that is not one JSON document
 
-check(set(doc) == {"config", "sysfs_root", "mode", "compliant", "knobs"}, f"top-level keys {sorted(doc)}")
+check(set(doc) == {"config", "sysfs_root", "mode", "compliant", "knobs", "write_source", "write_source_detail"},
+      f"top-level keys {sorted(doc)}")
+check(doc["write_source"] in ("bpf", "fanotify", "none"), f"write_source {doc['write_source']!r}")
 check(doc.get("config") == policy, f"config {doc.get('config')!r} != {policy!r}")
 check(doc.get("sysfs_root") == root, f"sysfs_root {doc.get('sysfs_root')!r} != {root!r}")
 check(doc.get("mode") == "enforce", f"mode {doc.get('mode')!r}")

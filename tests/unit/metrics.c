@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -473,6 +474,67 @@ static void test_write_file_shared_dir(void **state) {
 }
 
 /*
+ * A symbolic link on the way (/var/run -> /run) is followed where the
+ * policy's path check would follow it: every directory up to it is root's
+ * and only root may write it (so only root can have placed the link), as
+ * /run/... is. After a directory another user owns or may write, none is.
+ */
+static void test_write_file_root_links(void **state) {
+        char dir[] = "/run/thpguard-unit-metrics.XXXXXX", run[64], textfile[128], link[256], path[320];
+        char shared[64], foreign[64], below[128], why[128];
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30 };
+        const uint64_t now = (uint64_t)time(NULL) * SEC;
+
+        if (geteuid() != 0)
+                skip();
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(chmod(dir, 0755), 0);
+        make_dir(dir, "run", 0755, 0, run, sizeof(run));
+        make_dir(dir, "run/textfile", 0755, 0, textfile, sizeof(textfile));
+
+        /* Absolute, as Debian's /var/run -> /run, and relative. */
+        snprintf(link, sizeof(link), "%s/varrun", dir);
+        assert_int_equal(symlink(run, link), 0);
+        snprintf(path, sizeof(path), "%s/textfile/thpguard.prom", link);
+        assert_int_equal(metrics_file_check_ours(path, why, sizeof(why)), 0);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        assert_int_equal(count_entries(textfile), 1);
+        assert_int_equal(metrics_file_check_ours(path, why, sizeof(why)), 0);
+        assert_int_equal(metrics_check_alive(path, now, why, sizeof(why)), 0);
+        snprintf(link, sizeof(link), "%s/rel", dir);
+        assert_int_equal(symlink("run/textfile", link), 0);
+        snprintf(path, sizeof(path), "%s/thpguard.prom", link);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+        assert_int_equal(count_entries(textfile), 1);
+
+        /* The link in a directory others may write (sticky or not): not followed, until it is safe. */
+        make_dir(dir, "shared", 01777, 0, shared, sizeof(shared));
+        snprintf(link, sizeof(link), "%s/l", shared);
+        assert_int_equal(symlink(run, link), 0);
+        snprintf(path, sizeof(path), "%s/textfile/thpguard.prom", link);
+        assert_int_equal(metrics_write_file(path, &s), -ELOOP);
+        assert_int_equal(metrics_file_check_ours(path, why, sizeof(why)), -ELOOP);
+        assert_string_equal(why, fileio_strerror(ELOOP));
+        assert_int_equal(metrics_check_alive(path, now, why, sizeof(why)), -ELOOP);
+        assert_int_equal(chmod(shared, 0755), 0);
+        assert_int_equal(metrics_write_file(path, &s), 0);
+
+        /* In a directory of another user's, or anywhere below one: not followed. */
+        make_dir(dir, "foreign", 0755, 65534, foreign, sizeof(foreign));
+        make_dir(dir, "foreign/below", 0755, 0, below, sizeof(below));
+        snprintf(link, sizeof(link), "%s/l", foreign);
+        assert_int_equal(symlink(run, link), 0);
+        snprintf(path, sizeof(path), "%s/textfile/thpguard.prom", link);
+        assert_int_equal(metrics_write_file(path, &s), -ELOOP);
+        snprintf(link, sizeof(link), "%s/l", below);
+        assert_int_equal(symlink(run, link), 0);
+        snprintf(path, sizeof(path), "%s/textfile/thpguard.prom", link);
+        assert_int_equal(metrics_write_file(path, &s), -ELOOP);
+        assert_int_equal(count_entries(textfile), 1);
+        remove_tree(dir);
+}
+
+/*
  * The figures an old or THP-less kernel leaves unknown (no pressure/, no
  * khugepaged: metrics-kernel.c's test_kernel_metrics_absent): the file then
  * has neither family, no line rather than a 0.
@@ -552,6 +614,7 @@ int main(void) {
                 cmocka_unit_test(test_write_file_symlink_swap),
                 cmocka_unit_test(test_write_file_foreign_dir),
                 cmocka_unit_test(test_write_file_shared_dir),
+                cmocka_unit_test(test_write_file_root_links),
                 cmocka_unit_test(test_kernel_metrics_absent),
                 cmocka_unit_test(test_alive),
         };
