@@ -90,14 +90,16 @@ _hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
  * corrected before anything else is done. Returns whether we wrote.
  */
 _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool probe) {
-        bool named[d->policy->n_knobs + 1], by_probe[d->policy->n_knobs + 1], wrote = false;
+        bool named[d->policy->n_knobs + 1], by_probe[d->policy->n_knobs + 1],
+            other_mount[d->policy->n_knobs + 1], wrote = false;
         size_t offset = 0;
         WatchEvent ev;
 
         memset(named, 0, sizeof(named));
         memset(by_probe, 0, sizeof(by_probe));
+        memset(other_mount, 0, sizeof(other_mount));
         if (probe)
-                daemon_probe_take(d, by_probe);
+                daemon_probe_take(d, by_probe, other_mount);
         while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
                 d->corrector_overflow |= ev.overflow;
                 if (ev.dir)
@@ -117,8 +119,12 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool probe
                 else if (daemon_correct_knob(d, i, &rt->corrector_outcome)) {
                         rt->corrector_has_outcome = true;
                         rt->corrector_read_seq = rt->probe_seq;
-                        /* What woke us first: a write inotify never saw was through another mount. */
-                        rt->corrector_trigger = named[i] ? TRIGGER_INOTIFY : TRIGGER_BPF;
+                        /*
+                         * bpf: through another sysfs mount, which no inotify event
+                         * tells of. On fexit the probe's record comes before
+                         * inotify's event for a write through ours too: inotify's.
+                         */
+                        rt->corrector_trigger = other_mount[i] && !named[i] ? TRIGGER_BPF : TRIGGER_INOTIFY;
                         wrote |= rt->corrector_outcome.written;
                 }
         }

@@ -229,9 +229,10 @@ void daemon_open_writer_events(Daemon *d);
 /*
  * The corrector's, under the lock: takes every record in the probe's ring,
  * keeps each foreign write's record for its knob's record, and marks in
- * named the knobs written. Never blocks.
+ * named the knobs written, in other_mount those written through another
+ * sysfs superblock than ours (which inotify never tells of). Never blocks.
  */
-void daemon_probe_take(Daemon *d, bool *named);
+void daemon_probe_take(Daemon *d, bool *named, bool *other_mount);
 int daemon_write_probe_fd(const Daemon *d);
 int daemon_setup_writer_gate(Daemon *d);
 void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret);

@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "daemon-internal.h"
@@ -50,7 +51,16 @@ _hot_ static size_t knob_of_inode(Daemon *d, uint64_t ino) {
         return SIZE_MAX;
 }
 
-_hot_ void daemon_probe_take(Daemon *d, bool *named) {
+/*
+ * Whether the probe's record is of a write through the sysfs superblock the
+ * knob was opened on: the record has the kernel's own device number
+ * (major << 20 | minor), stat() userspace's.
+ */
+_hot_ static bool same_superblock(const TrackedKnob *rt, uint32_t sb_dev) {
+        return major(rt->marked_dev) == sb_dev >> 20 && minor(rt->marked_dev) == (sb_dev & 0xfffff);
+}
+
+_hot_ void daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
         struct write_probe_record r;
 
         while (write_probe_next(d->probe, &r) > 0) {
@@ -64,6 +74,7 @@ _hot_ void daemon_probe_take(Daemon *d, bool *named) {
                 if (i == SIZE_MAX)
                         continue;
                 named[i] = true;
+                other_mount[i] |= !same_superblock(&d->knobs[i], r.sb_dev);
                 d->knobs[i].probe_record = r;
                 d->knobs[i].probe_record_fresh = true;
                 d->knobs[i].probe_record_seq = ++d->knobs[i].probe_seq;
@@ -370,7 +381,7 @@ static void log_write_source(Daemon *d, const WriterGroups *g) {
                 log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
                           "write source: bpf (%s): every write to a knob, through any sysfs mount of any "
                           "network namespace, is seen and its writer named",
-                          d->write_source_hook[0] ? d->write_source_hook : "passed in");
+                          d->write_source_hook[0] ? d->write_source_hook : "hook unknown");
                 return;
         }
         if (d->write_source == WRITE_SOURCE_FANOTIFY)
@@ -412,8 +423,7 @@ void daemon_open_writer_events(Daemon *d) {
         if (g.probe_error == 0) {
                 WriteProbeFds fds = g.probe;
 
-                snprintf(d->write_source_hook, sizeof(d->write_source_hook), "%.15s",
-                         strcmp(g.probe_why, "passed in") == 0 ? "" : g.probe_why);
+                snprintf(d->write_source_hook, sizeof(d->write_source_hook), "%.15s", g.probe_why);
                 r = write_probe_new(&fds, &d->probe);
                 if (r < 0) {
                         g.probe_error = r;

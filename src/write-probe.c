@@ -110,6 +110,19 @@ int write_probe_check_link_fd(int fd) {
         return strcmp(target, "anon_inode:bpf_link") == 0 ? 0 : -EINVAL;
 }
 
+const char *write_probe_link_hook(int fd) {
+        WriteProbeFdinfo info;
+
+        if (read_fdinfo(fd, &info) < 0 || !info.is_link)
+                return "";
+        /* The loader's hooks (write-probe-load.c), by the kind of link each makes. */
+        if (strcmp(info.link_type, "tracing") == 0)
+                return "fexit";
+        if (strcmp(info.link_type, "raw_tracepoint") == 0)
+                return "syscall-exit";
+        return "";
+}
+
 struct WriteProbe {
         int link_fd; /* held only: while it is open, the program stays attached */
         int ring_fd;

@@ -161,7 +161,8 @@ int writer_groups_take_stored(WriterGroups *ret) {
                         close(g.open_fd);
                 g.write_fd = g.open_fd = -ENOENT;
                 g.probe_error = 0;
-                snprintf(g.probe_why, sizeof(g.probe_why), "passed in");
+                /* The hook, as the loader said it: the daemon's startup line names it. */
+                snprintf(g.probe_why, sizeof(g.probe_why), "%s", write_probe_link_hook(g.probe.link_fd));
                 *ret = g;
                 return 1;
         }

@@ -54,6 +54,9 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
 int write_probe_check_ring_fd(int fd);
 int write_probe_check_link_fd(int fd);
 
+/* The hook a link fd attaches the probe by, "fexit" or "syscall-exit", from its fdinfo; "" if neither. */
+const char *write_probe_link_hook(int fd);
+
 /* What /proc/self/fdinfo/FD says of a BPF object: map_type and max_entries, or link_type. */
 typedef struct WriteProbeFdinfo {
         bool is_map;

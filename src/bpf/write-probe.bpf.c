@@ -24,6 +24,9 @@
  * kprobes; raw tracepoints load.
  */
 #include <asm/unistd.h>
+/* NULL: libbpf 0.3's bpf_helpers.h (Debian 11) has none; clang's stddef.h gives it everywhere. */
+#include <stddef.h>
+
 #include <linux/bpf.h>
 #include <linux/types.h>
 
