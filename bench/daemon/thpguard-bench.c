@@ -19,11 +19,16 @@
  *    (attribution on: the fanotify groups and the writer gate) and
  *    thpguardd --write-source=bpf as root (the BPF write probe, no gate),
  *    each checked for the source its log says is in force; the median and
- *    p99 of each as ratios to the floor's; then, in the same rounds, ONE_SHOT drifts by
- *    one-shot writers (a new process per drift that exits at once, seen by
- *    an observer on each CPU), a second table; in both, where tracefs has
- *    syscall events, when the corrector's own write returned, from the
- *    kernel's clock, beside what the observers saw;
+ *    p99 of each as ratios to the floor's; then, in the same rounds,
+ *    ONE_SHOT drifts by one-shot writers (a new process per drift that
+ *    exits at once, seen by an observer on each CPU), a second table; in
+ *    both, where tracefs has syscall events, when the corrector's own
+ *    write returned, from the kernel's clock, beside what the observers
+ *    saw;
+ *  - a write through another sysfs mount (a writer in a mount and network
+ *    namespace of its own, with its own sysfs): the bpf probe against the
+ *    floor and the probe with a writer on the host's /sys
+ *    (compare_other_mount());
  *  - CPU per full recheck: the work alone (10,000 rechecks in this process
  *    through the daemon's own read-and-compare), and per recheck wakeup of
  *    the daemon from /proc/PID/schedstat, beside the floor: an sd-event
