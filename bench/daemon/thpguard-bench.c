@@ -10,17 +10,25 @@
  *    the floor: this program re-executed to do nothing but send READY=1;
  *  - drift latency: 3000 foreign writes per knob and corrector, each timed
  *    until the file reads the policy's value again (fight protection off),
- *    for four correctors in turn on the same knob, interleaved in rounds,
+ *    for five correctors in turn on the same knob, interleaved in rounds,
  *    and, on more drifts timed apart, the CPU each ran on: the floor
  *    (min-corrector, beside this program), the floor beside a bare open
  *    gate (what holding a writer's open() costs, whoever holds it),
- *    thpguardd started without CAP_SYS_ADMIN (writer attribution off) and
- *    thpguardd as root with it (attribution on); the median and p99 of each
- *    as ratios to the floor's; then, in the same rounds, ONE_SHOT drifts by
- *    one-shot writers (a new process per drift that exits at once, seen by
- *    an observer on each CPU), a second table; in both, where tracefs has
- *    syscall events, when the corrector's own write returned, from the
- *    kernel's clock, beside what the observers saw;
+ *    thpguardd --write-source=none without CAP_SYS_ADMIN (writer
+ *    attribution off), thpguardd --write-source=fanotify as root
+ *    (attribution on: the fanotify groups and the writer gate) and
+ *    thpguardd --write-source=bpf as root (the BPF write probe, no gate),
+ *    each checked for the source its log says is in force; the median and
+ *    p99 of each as ratios to the floor's; then, in the same rounds,
+ *    ONE_SHOT drifts by one-shot writers (a new process per drift that
+ *    exits at once, seen by an observer on each CPU), a second table; in
+ *    both, where tracefs has syscall events, when the corrector's own
+ *    write returned, from the kernel's clock, beside what the observers
+ *    saw;
+ *  - a write through another sysfs mount (a writer in a mount and network
+ *    namespace of its own, with its own sysfs): the bpf probe against the
+ *    floor and the probe with a writer on the host's /sys
+ *    (compare_other_mount());
  *  - CPU per full recheck: the work alone (10,000 rechecks in this process
  *    through the daemon's own read-and-compare), and per recheck wakeup of
  *    the daemon from /proc/PID/schedstat, beside the floor: an sd-event
@@ -29,7 +37,8 @@
  *    of the main thread as the other figures count them, and of every
  *    thread of the daemon and of its writer gate; --idle-only measures
  *    this alone;
- *  - peak RSS (VmHWM);
+ *  - syscall cost to every other process of thpguardd with the BPF probe;
+ *  - peak RSS (VmHWM), the default write source and fanotify;
  *  - a writer looping flat out for 10 s: daemon CPU and log lines.
  */
 #include <dirent.h>
@@ -56,6 +65,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -124,6 +134,15 @@ static void read_active(int fd, char *out, size_t size) {
                 return;
         }
         snprintf(out, size, "%.*s", (int)(b - a - 1), a + 1);
+}
+
+static void read_knob(const char *path, char *out, size_t size) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                perror(path), exit(1);
+        read_active(fd, out, size);
+        close(fd);
 }
 
 static void write_policy(const char *text) {
@@ -431,6 +450,21 @@ static long count_lines(const char *logname) {
         return n;
 }
 
+/* The lines of DIR/logname that hold a, and b if given. */
+static long count_lines_with(const char *logname, const char *a, const char *b) {
+        char path[256], line[4096];
+        long n = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, logname);
+        f = fopen(path, "r");
+        while (f && fgets(line, sizeof(line), f))
+                n += strstr(line, a) && (!b || strstr(line, b));
+        if (f)
+                fclose(f);
+        return n;
+}
+
 /* A capability mask of /proc/PID/status ("CapEff:", "CapBnd:"), or 0 if unread. */
 static unsigned long long status_caps(pid_t pid, const char *key) {
         char path[64], line[256];
@@ -467,20 +501,42 @@ static bool holds_fanotify(pid_t pid) {
         return found;
 }
 
-/* The first line of DIR/logname that mentions writer attribution, or "". */
+/*
+ * The line of DIR/logname that says the write source in force, from
+ * "write source:" on (the daemon logs it before READY=1), or else the first
+ * that mentions writer attribution, or "".
+ */
 static void log_line_about_attribution(const char *logname, char *out, size_t size) {
-        char path[256], line[512];
+        char path[256], line[512], *ws;
         FILE *f;
         snprintf(path, sizeof(path), "%s/%s", dir, logname);
         out[0] = '\0';
         f = fopen(path, "r");
-        while (f && fgets(line, sizeof(line), f))
-                if (strstr(line, "attribution") || strstr(line, "fanotify")) {
-                        snprintf(out, size, "%.*s", (int)strcspn(line, "\n"), line);
+        while (f && fgets(line, sizeof(line), f)) {
+                if ((ws = strstr(line, "write source:"))) {
+                        snprintf(out, size, "%.*s", (int)strcspn(ws, "\n\""), ws);
                         break;
                 }
+                if (!out[0] && (strstr(line, "attribution") || strstr(line, "fanotify")))
+                        snprintf(out, size, "%.*s", (int)strcspn(line, "\n"), line);
+        }
         if (f)
                 fclose(f);
+}
+
+/* "bpf (syscall-exit)" of a write source line (log_line_about_attribution()), or what the line says. */
+static const char *source_in_force(char *line) {
+        char *end;
+
+        if (strncmp(line, "write source: ", 14) != 0)
+                return line[0] ? line : "no write source line";
+        line += 14;
+        end = strstr(line, "): ");
+        if (end)
+                end[1] = '\0';
+        else
+                line[strcspn(line, ":")] = '\0';
+        return line;
 }
 
 static void print_loadavg(const char *when) {
@@ -821,11 +877,105 @@ static void wait_observers(int done_fd, int count) {
                         seen += (int)got;
 }
 
-static void one_shot_drifts(const char *path, const char *foreign, const char *desired, int n,
-                            unsigned gap_usec, uint64_t *lat, CorrectionTrace *trace, uint64_t *lat_back) {
+/*
+ * A writer kept for a whole table, in a process of its own, set up once: it
+ * opens the knob once, through the host's /sys or (other_mount) through a
+ * sysfs of its own, mounted on DIR/sysfs in a new mount and network
+ * namespace, as a privileged pod's own /sys is: another superblock, whose
+ * writes raise no inotify event on the host's inode. Then, for each byte it
+ * reads from go_fd, it stamps write_ns in clk, writes foreign and answers a
+ * byte on done_fd once write() has returned.
+ */
+typedef struct KeptWriter {
+        pid_t pid;
+        int go_fd;   /* ours: a byte asks for one write */
+        int done_fd; /* ours: a byte per write made */
+        OneShotClock *clk;
+        dev_t dev; /* the superblock the writer's knob is on */
+} KeptWriter;
+
+static void kept_writer_start(KeptWriter *w, const char *path, const char *foreign, bool other_mount) {
+        int go[2], done[2];
+        char mnt[128];
+
+        *w = (KeptWriter){ .pid = -1 };
+        w->clk = mmap(NULL, sizeof(*w->clk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        snprintf(mnt, sizeof(mnt), "%s/sysfs", dir);
+        if (w->clk == MAP_FAILED || pipe2(go, O_CLOEXEC) < 0 || pipe2(done, O_CLOEXEC) < 0 ||
+            (other_mount && mkdir(mnt, 0700) < 0 && errno != EEXIST))
+                perror("kept writer"), exit(1);
+        w->pid = fork();
+        if (w->pid < 0)
+                perror("fork"), exit(1);
+        if (w->pid == 0) {
+                char knob[PATH_MAX], c;
+                struct stat st;
+                int fd;
+
+                close(go[1]);
+                close(done[0]);
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                        _exit(1);
+                /* Private propagation first, so that the sysfs mounted here never reaches the host. */
+                if (other_mount && (unshare(CLONE_NEWNS | CLONE_NEWNET) < 0 ||
+                                    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                                    mount("sysfs", mnt, "sysfs", 0, NULL) < 0)) {
+                        perror("the other sysfs mount");
+                        _exit(1);
+                }
+                snprintf(knob, sizeof(knob), "%s%s", other_mount ? mnt : "/sys", path + strlen("/sys"));
+                fd = open(knob, O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0 ||
+                    write(done[1], &st.st_dev, sizeof(st.st_dev)) != (ssize_t)sizeof(st.st_dev))
+                        _exit(1);
+                while (read(go[0], &c, 1) == 1) {
+                        atomic_store(&w->clk->write_ns, now_ns());
+                        if (write(fd, foreign, strlen(foreign)) < 0 || write(done[1], &c, 1) != 1)
+                                _exit(1);
+                }
+                _exit(0);
+        }
+        close(go[0]);
+        close(done[1]);
+        w->go_fd = go[1];
+        w->done_fd = done[0];
+        if (read(w->done_fd, &w->dev, sizeof(w->dev)) != (ssize_t)sizeof(w->dev))
+                fprintf(stderr, "the writer through %s could not open %s\n",
+                        other_mount ? "another sysfs mount" : "/sys", path),
+                    exit(1);
+}
+
+/* One write by w, returned; the bench stops if the writer does not answer within 2 s. */
+static void kept_writer_write(const KeptWriter *w) {
+        struct pollfd pfd = { .fd = w->done_fd, .events = POLLIN };
+        char c = 'w';
+
+        if (write(w->go_fd, &c, 1) != 1 || poll(&pfd, 1, 2000) <= 0 || read(w->done_fd, &c, 1) != 1)
+                fprintf(stderr, "kept writer %d: no answer\n", (int)w->pid), exit(1);
+}
+
+static void kept_writer_stop(KeptWriter *w) {
+        kill(w->pid, SIGKILL);
+        waitpid(w->pid, NULL, 0);
+        close(w->go_fd);
+        close(w->done_fd);
+        munmap(w->clk, sizeof(*w->clk));
+        *w = (KeptWriter){ .pid = -1 };
+}
+
+/*
+ * n drifts seen by the observers: by one-shot writers, or, if kept is
+ * given, each one write by that writer. Returns how many were not seen
+ * corrected within 1 s (lat 1 s, the knob then set back to desired before
+ * the next); after 3 in a row, the rest are not made and count as such.
+ */
+static int observed_drifts(const char *path, const char *foreign, const char *desired, int n,
+                           unsigned gap_usec, uint64_t *lat, CorrectionTrace *trace, uint64_t *lat_back,
+                           const KeptWriter *kept) {
         OneShotClock *clk =
-            mmap(NULL, sizeof(*clk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        int done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), n_obs = 0;
+            kept ? kept->clk
+                 : mmap(NULL, sizeof(*clk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        int done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), n_obs = 0, missed = 0, in_a_row = 0;
         static Observer obs[CPU_SETSIZE];
         cpu_set_t cpus;
         uint64_t one = 1, stop = 2;
@@ -851,23 +1001,31 @@ static void one_shot_drifts(const char *path, const char *foreign, const char *d
                 uint64_t first = 0, write_ns;
                 pid_t pid;
 
+                if (in_a_row >= 3) {
+                        lat[i] = 1000000000u, lat_back[i] = 0, missed++;
+                        continue;
+                }
                 atomic_store(&clk->write_ns, 0);
                 for (int j = 0; j < n_obs; j++)
                         (void)!write(obs[j].arm_fd, &one, sizeof(one));
                 wait_observers(done_fd, n_obs); /* all armed, their watches drained */
-                pid = fork();
-                if (pid < 0)
-                        perror("fork"), exit(1);
-                if (pid == 0) {
-                        int wfd = open(path, O_WRONLY | O_CLOEXEC);
+                if (kept)
+                        kept_writer_write(kept);
+                else {
+                        pid = fork();
+                        if (pid < 0)
+                                perror("fork"), exit(1);
+                        if (pid == 0) {
+                                int wfd = open(path, O_WRONLY | O_CLOEXEC);
 
-                        atomic_store(&clk->write_ns, now_ns());
-                        if (wfd < 0 || write(wfd, foreign, strlen(foreign)) < 0)
-                                _exit(1);
-                        _exit(0);
+                                atomic_store(&clk->write_ns, now_ns());
+                                if (wfd < 0 || write(wfd, foreign, strlen(foreign)) < 0)
+                                        _exit(1);
+                                _exit(0);
+                        }
+                        if (waitpid(pid, NULL, 0) != pid)
+                                perror("waitpid"), exit(1);
                 }
-                if (waitpid(pid, NULL, 0) != pid)
-                        perror("waitpid"), exit(1);
                 wait_observers(done_fd, n_obs);
                 for (int j = 0; j < n_obs; j++) {
                         uint64_t seen = atomic_load(&obs[j].seen_ns);
@@ -876,8 +1034,11 @@ static void one_shot_drifts(const char *path, const char *foreign, const char *d
                                 first = seen;
                 }
                 write_ns = atomic_load(&clk->write_ns);
-                if (!first || !write_ns)
-                        fprintf(stderr, "one-shot drift %d: not seen corrected within 1 s\n", i);
+                if (!first || !write_ns) {
+                        missed++, in_a_row++;
+                        write_word(path, desired);
+                } else
+                        in_a_row = 0;
                 lat[i] = first && write_ns && first > write_ns ? first - write_ns : 1000000000u;
                 if (write_ns) {
                         uint64_t back = trace_first_write_after(trace, write_ns);
@@ -894,22 +1055,49 @@ static void one_shot_drifts(const char *path, const char *foreign, const char *d
                 close(obs[j].kfd);
         }
         close(done_fd);
-        munmap(clk, sizeof(*clk));
+        if (!kept)
+                munmap(clk, sizeof(*clk));
+        return missed;
 }
 
-/* The correctors compared on one knob, interleaved. */
-enum { FLOOR, FLOOR_OPEN_GATE, ATTRIBUTION_OFF, ATTRIBUTION_ON, N_CORRECTORS };
+/*
+ * The correctors compared on one knob, interleaved. Each thpguardd is given
+ * its write source: with auto, root without CAP_SYS_ADMIN still loads the
+ * BPF write probe (CAP_BPF and CAP_PERFMON are enough), so "off" would not
+ * be off.
+ */
+enum { FLOOR, FLOOR_OPEN_GATE, ATTRIBUTION_OFF, ATTRIBUTION_ON, BPF_PROBE, N_CORRECTORS };
 static const char *const corrector_name[N_CORRECTORS] = {
         "floor (min-corrector)", "floor + bare open gate (min-corrector --open-gate)",
-        "thpguardd, attribution off", "thpguardd, attribution on"
+        "thpguardd, attribution off (none)", "thpguardd, attribution on (fanotify)", "thpguardd, bpf probe"
 };
+static const char *const corrector_source[N_CORRECTORS] = { [ATTRIBUTION_OFF] = "--write-source=none",
+                                                            [ATTRIBUTION_ON] = "--write-source=fanotify",
+                                                            [BPF_PROBE] = "--write-source=bpf" };
+/* What the log's write source line starts with when the mode asked for is in force. */
+static const char *const corrector_source_line[N_CORRECTORS] = { [ATTRIBUTION_OFF] = "write source: none",
+                                                                 [ATTRIBUTION_ON] = "write source: fanotify",
+                                                                 [BPF_PROBE] = "write source: bpf" };
 #define IS_FLOOR(c) ((c) == FLOOR || (c) == FLOOR_OPEN_GATE)
+
+/* Whether a corrector's state (corrector_state()) says that the mode it was asked for is in force. */
+static bool mode_in_force(int c, const char *state) {
+        if (IS_FLOOR(c))
+                return true;
+        if (!strstr(state, corrector_source_line[c]))
+                return false;
+        /* fanotify: its groups held; the probe and none: no gate, nobody held. */
+        return c == ATTRIBUTION_ON ? strstr(state, "group held") != NULL
+                                   : strstr(state, "group none") != NULL;
+}
 
 /*
  * What a corrector runs as, read once it is READY=1 and before its round:
  * its effective capabilities, whether it holds a fanotify group, and the
- * line its log has about attribution. Starts with '!' if the mode is not
- * the one asked for (attribution off but CAP_SYS_ADMIN or a fanotify group).
+ * line its log has about the write source. Starts with '!' if attribution
+ * off is not off (CAP_SYS_ADMIN, a fanotify group or the BPF probe): the
+ * bench stops. Whether the other modes got what they asked for is said
+ * with the figures (mode_in_force()).
  */
 static void corrector_state(int c, pid_t pid, const char *logname, char *out, size_t size) {
         unsigned long long eff = status_caps(pid, "CapEff:"), bnd = status_caps(pid, "CapBnd:");
@@ -923,9 +1111,12 @@ static void corrector_state(int c, pid_t pid, const char *logname, char *out, si
         log_line_about_attribution(logname, line, sizeof(line));
         snprintf(out, size,
                  "%sCapEff %016llx (CAP_SYS_ADMIN %s, in bounding set %s), fanotify group %s; log: %s",
-                 c == ATTRIBUTION_OFF && (HAS_SYS_ADMIN(eff) || HAS_SYS_ADMIN(bnd) || fan) ? "!" : "", eff,
-                 HAS_SYS_ADMIN(eff) ? "yes" : "no", HAS_SYS_ADMIN(bnd) ? "yes" : "no", fan ? "held" : "none",
-                 line[0] ? line : "no line about attribution");
+                 c == ATTRIBUTION_OFF && (HAS_SYS_ADMIN(eff) || HAS_SYS_ADMIN(bnd) || fan ||
+                                          strstr(line, "write source: bpf"))
+                     ? "!"
+                     : "",
+                 eff, HAS_SYS_ADMIN(eff) ? "yes" : "no", HAS_SYS_ADMIN(bnd) ? "yes" : "no",
+                 fan ? "held" : "none", line[0] ? line : "no line about attribution");
 }
 
 static void print_drift_lines(const char *knob, const char *who, uint64_t *lat, uint64_t *lat_ret) {
@@ -962,7 +1153,7 @@ static void format_traced(const uint64_t *sorted, const uint64_t *floor_sorted, 
 
 /* The one-shot writers' table: the same correctors, the same rounds, a new writer process per drift. */
 static void print_one_shot_table(const char *knob, unsigned gap_usec, uint64_t lat[N_CORRECTORS][ONE_SHOT],
-                                 uint64_t back[N_CORRECTORS][ONE_SHOT], int n) {
+                                 uint64_t back[N_CORRECTORS][ONE_SHOT], int n, const bool *in_force) {
         if (n < 2)
                 return;
         printf("drift latency of %s against the floor, one-shot writers (a new process per drift, exited "
@@ -977,8 +1168,9 @@ static void print_one_shot_table(const char *knob, unsigned gap_usec, uint64_t l
                 char traced[64];
 
                 format_traced(back[c], back[FLOOR], n, traced, sizeof(traced));
-                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx | %s |\n", corrector_name[c],
-                       lat[c][0] / 1e3, lat[c][n / 2] / 1e3, lat[c][n * 99 / 100] / 1e3, lat[c][n - 1] / 1e3,
+                printf("| %s%s | %.1f | %.1f | %.1f | %.1f | %.2fx | %s |\n", corrector_name[c],
+                       in_force[c] ? "" : " (NOT IN FORCE)", lat[c][0] / 1e3, lat[c][n / 2] / 1e3,
+                       lat[c][n * 99 / 100] / 1e3, lat[c][n - 1] / 1e3,
                        (double)lat[c][n / 2] / (double)lat[FLOOR][n / 2], traced);
         }
         printf("\n");
@@ -994,16 +1186,17 @@ static void print_one_shot_table(const char *knob, unsigned gap_usec, uint64_t l
 static void compare_correctors(const char *thpguardd, const char *floor_bin, const char *path,
                                const char *foreign, const char *desired, unsigned gap_usec) {
         static const char *const logname[N_CORRECTORS] = { "floor.log", "floor-open-gate.log",
-                                                           "attribution-off.log", "attribution-on.log" };
+                                                           "attribution-off.log", "attribution-on.log",
+                                                           "bpf-probe.log" };
         static uint64_t lat[N_CORRECTORS][DRIFTS], lat_ret[N_CORRECTORS][DRIFTS],
             lat_open[N_CORRECTORS][DRIFTS], lat_back[N_CORRECTORS][DRIFTS], one_shot[N_CORRECTORS][ONE_SHOT],
             one_shot_back[N_CORRECTORS][ONE_SHOT];
-        bool traced = false;
+        bool traced = false, in_force[N_CORRECTORS];
         int one_shot_per_round = ONE_SHOT / ROUNDS;
         uint64_t warm[WARMUP], warm_ret[WARMUP], placed[PLACED], placed_ret[PLACED], ready_ns;
         const char *knob = strrchr(path, '/') + 1;
         char conf[256], state[N_CORRECTORS][768], now[768], cur[32];
-        int same[N_CORRECTORS] = { 0 }, per_round = DRIFTS / ROUNDS;
+        int same[N_CORRECTORS] = { 0 }, one_shot_missed[N_CORRECTORS] = { 0 }, per_round = DRIFTS / ROUNDS;
         static Placement where[N_CORRECTORS];
         CorrectionTrace trace;
 
@@ -1015,8 +1208,10 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
         for (int r = 0; r < ROUNDS; r++)
                 for (int j = 0; j < N_CORRECTORS; j++) {
                         int c = (r + j) % N_CORRECTORS, kfd = open(path, O_RDONLY | O_CLOEXEC);
-                        char *daemon_argv[] = { (char *)thpguardd, "--config", conf, "--log-target=console",
-                                                NULL };
+                        char *daemon_argv[] = {
+                                (char *)thpguardd,           "--config", conf, "--log-target=console",
+                                (char *)corrector_source[c], NULL
+                        };
                         char *floor_argv[] = { (char *)floor_bin, (char *)path, (char *)desired,
                                                c == FLOOR_OPEN_GATE ? "--open-gate" : NULL, NULL };
                         pid_t pid;
@@ -1052,19 +1247,28 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                         drifts(path, foreign, desired, PLACED, gap_usec,
                                &(DriftTimes){ .from_call = placed, .from_return = placed_ret }, &trace,
                                corrector_task(pid), &where[c]);
-                        one_shot_drifts(path, foreign, desired, one_shot_per_round, gap_usec,
-                                        one_shot[c] + r * one_shot_per_round, &trace,
-                                        one_shot_back[c] + r * one_shot_per_round);
+                        one_shot_missed[c] +=
+                            observed_drifts(path, foreign, desired, one_shot_per_round, gap_usec,
+                                            one_shot[c] + r * one_shot_per_round, &trace,
+                                            one_shot_back[c] + r * one_shot_per_round, NULL);
                         trace_stop(&trace);
                         stop_daemon(pid);
                 }
         for (int c = 0; c < N_CORRECTORS; c++) {
+                in_force[c] = same[c] == ROUNDS && mode_in_force(c, state[c]);
                 printf("%s, %s, before each round: %s (%d of %d rounds)%s\n", knob, corrector_name[c],
                        state[c], same[c], ROUNDS,
-                       c == ATTRIBUTION_ON && !strstr(state[c], "group held")
-                           ? "; no fanotify group, so attribution is not on: this thpguardd has none or "
-                             "could not start it"
-                           : "");
+                       in_force[c]           ? ""
+                       : c == ATTRIBUTION_ON ? "; NOT IN FORCE: no fanotify group or no fanotify write "
+                                               "source in every round, so attribution is not on"
+                       : c == BPF_PROBE      ? "; NOT IN FORCE: the log does not say \"write source: bpf\" "
+                                               "in every round, or a fanotify group is held: this "
+                                               "thpguardd ran without the probe"
+                       : same[c] != ROUNDS   ? "; not the same in every round, see above"
+                                             : "; not the write source asked for");
+                if (one_shot_missed[c])
+                        printf("  %s, %s: %d of %d one-shot drifts not seen corrected within 1 s\n", knob,
+                               corrector_name[c], one_shot_missed[c], one_shot_per_round * ROUNDS);
                 qsort(lat[c], DRIFTS, sizeof(lat[c][0]), cmp_u64);
                 qsort(lat_ret[c], DRIFTS, sizeof(lat_ret[c][0]), cmp_u64);
                 qsort(lat_open[c], DRIFTS, sizeof(lat_open[c][0]), cmp_u64);
@@ -1103,8 +1307,9 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
                 char back[64];
 
                 format_traced(lat_back[c], lat_back[FLOOR], DRIFTS, back, sizeof(back));
-                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %s | %s |\n", corrector_name[c],
-                       lat[c][0] / 1e3, median / 1e3, p99 / 1e3, lat[c][DRIFTS - 1] / 1e3, rm, rp,
+                printf("| %s%s | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %s | %s |\n", corrector_name[c],
+                       in_force[c] ? "" : " (NOT IN FORCE)", lat[c][0] / 1e3, median / 1e3, p99 / 1e3,
+                       lat[c][DRIFTS - 1] / 1e3, rm, rp,
                        c == FLOOR             ? ""
                        : c == FLOOR_OPEN_GATE ? "(what holding the opener costs any corrector)"
                        : rm <= 1.2            ? "median <= 1.2x floor: met"
@@ -1113,7 +1318,219 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
         }
         printf("\n%s",
                traced ? "" : "(no tracefs sys_exit_pwrite64 here: the corrector's write is not timed)\n\n");
-        print_one_shot_table(knob, gap_usec, one_shot, one_shot_back, one_shot_per_round * ROUNDS);
+        print_one_shot_table(knob, gap_usec, one_shot, one_shot_back, one_shot_per_round * ROUNDS, in_force);
+}
+
+/*
+ * A write through another sysfs mount: drift latency of thpguardd with the
+ * BPF probe when the writer writes through a sysfs of its own (another
+ * network namespace: another superblock), against the floor and the probe
+ * with the same kind of writer on the host's /sys. Every drift is one write
+ * by a kept writer (kept_writer_start(), set up once for the table), timed
+ * from its write() call by the observers on the host's /sys: their inotify
+ * watch hears nothing of the other mount's write, so the first event after
+ * they are armed is the correction's own write, and the first read of the
+ * policy's value after an event is the correction, as for one-shot writers.
+ * In rounds, the three cells interleaved. fanotify and the floor cannot see
+ * such a write: for fanotify one drift checks that it is still there 1 s
+ * later (the recheck corrects it, 30 s here), and none is timed.
+ */
+#ifndef OTHER_MOUNT
+#define OTHER_MOUNT (DRIFTS / 3) /* timed drifts per cell, knob and gap */
+#endif
+#define OTHER_MOUNT_WARMUP 5 /* per round and cell, not counted */
+enum { OM_FLOOR_HOST, OM_BPF_HOST, OM_BPF_OTHER, N_OM };
+
+static void compare_other_mount(const char *thpguardd, const char *floor_bin, const char *path,
+                                const char *foreign, const char *desired, unsigned gap_usec) {
+        static const char *const name[N_OM] = { "host /sys, floor (min-corrector)",
+                                                "host /sys, thpguardd, bpf probe",
+                                                "another sysfs mount (new netns), thpguardd, bpf probe" };
+        static const char *const logname[N_OM] = { "other-mount-floor.log", "other-mount-bpf-host.log",
+                                                   "other-mount-bpf-other.log" };
+        static uint64_t lat[N_OM][OTHER_MOUNT], back[N_OM][OTHER_MOUNT];
+        long corrected = 0, by_probe = 0;
+        uint64_t warm[OTHER_MOUNT_WARMUP], warm_back[OTHER_MOUNT_WARMUP], ready_ns;
+        int per_round = OTHER_MOUNT / ROUNDS, n = per_round * ROUNDS, missed[N_OM] = { 0 };
+        const char *knob = strrchr(path, '/') + 1;
+        char conf[256], now[768], cur[32], fan_says[128];
+        KeptWriter writer[2]; /* [0] on the host's /sys, [1] through the other mount */
+        CorrectionTrace trace;
+        struct stat host;
+        pid_t pid;
+
+        if (n < 2)
+                return;
+        memset(back, 0, sizeof(back));
+        snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
+        char *daemon_argv[] = { (char *)thpguardd, "--config", conf, "--log-target=console", NULL, NULL };
+        char *floor_argv[] = { (char *)floor_bin, (char *)path, (char *)desired, NULL };
+        kept_writer_start(&writer[0], path, foreign, false);
+        kept_writer_start(&writer[1], path, foreign, true);
+        if (stat(path, &host) < 0)
+                perror(path), exit(1);
+        printf(
+            "%s through another sysfs mount: the writer's knob is on device %u:%u, the host's on %u:%u%s\n",
+            knob, major(writer[1].dev), minor(writer[1].dev), major(host.st_dev), minor(host.st_dev),
+            writer[1].dev == host.st_dev ? ": the same superblock, so this is not another mount's write"
+                                         : "");
+        for (int r = 0; r < ROUNDS; r++)
+                for (int j = 0; j < N_OM; j++) {
+                        int c = (r + j) % N_OM;
+                        const KeptWriter *w = &writer[c == OM_BPF_OTHER];
+
+                        read_knob(path, cur, sizeof(cur));
+                        if (strcmp(cur, desired) != 0)
+                                write_word(path, desired);
+                        daemon_argv[4] = "--write-source=bpf";
+                        pid =
+                            start_argv(c == OM_FLOOR_HOST ? floor_argv : daemon_argv, logname[c], &ready_ns);
+                        if (c != OM_FLOOR_HOST) {
+                                corrector_state(BPF_PROBE, pid, logname[c], now, sizeof(now));
+                                if (!mode_in_force(BPF_PROBE, now)) {
+                                        printf(
+                                            "%s through another sysfs mount: the bpf probe is NOT IN FORCE "
+                                            "(%s); no figures\n\n",
+                                            knob, now);
+                                        stop_daemon(pid);
+                                        kept_writer_stop(&writer[0]);
+                                        kept_writer_stop(&writer[1]);
+                                        return;
+                                }
+                        }
+                        trace_start(&trace, pid);
+                        observed_drifts(path, foreign, desired, OTHER_MOUNT_WARMUP, gap_usec, warm, &trace,
+                                        warm_back, w);
+                        missed[c] +=
+                            observed_drifts(path, foreign, desired, per_round, gap_usec,
+                                            lat[c] + r * per_round, &trace, back[c] + r * per_round, w);
+                        trace_stop(&trace);
+                        stop_daemon(pid);
+                        if (c == OM_BPF_OTHER) {
+                                corrected += count_lines_with(logname[c], "result=corrected", NULL);
+                                by_probe += count_lines_with(logname[c], "result=corrected", "trigger=bpf");
+                        }
+                }
+        printf("%s through another sysfs mount: %ld corrections in the bpf probe's logs, %ld of them "
+               "trigger=bpf\n",
+               knob, corrected, by_probe);
+
+        /* fanotify: one write through the other mount, and the knob read 1 s later. */
+        read_knob(path, cur, sizeof(cur));
+        if (strcmp(cur, desired) != 0)
+                write_word(path, desired);
+        daemon_argv[4] = "--write-source=fanotify";
+        pid = start_argv(daemon_argv, "other-mount-fanotify.log", &ready_ns);
+        corrector_state(ATTRIBUTION_ON, pid, "other-mount-fanotify.log", now, sizeof(now));
+        kept_writer_write(&writer[1]);
+        usleep(1000000);
+        read_knob(path, cur, sizeof(cur));
+        snprintf(fan_says, sizeof(fan_says), "%s%s 1 s later%s",
+                 strcmp(cur, desired) == 0 ? "corrected: " : "not seen: still ", cur,
+                 mode_in_force(ATTRIBUTION_ON, now) ? "" : " (NOT IN FORCE)");
+        stop_daemon(pid);
+        write_word(path, desired);
+        kept_writer_stop(&writer[0]);
+        kept_writer_stop(&writer[1]);
+
+        for (int c = 0; c < N_OM; c++) {
+                qsort(lat[c], (size_t)n, sizeof(lat[c][0]), cmp_u64);
+                qsort(back[c], (size_t)n, sizeof(back[c][0]), cmp_u64);
+        }
+        printf(
+            "drift latency of %s through another sysfs mount against the floor on the host's, drifts %.1f "
+            "ms apart: %d per cell over %d rounds, interleaved, %d warm-up drifts per round not counted; a "
+            "writer process kept for the table (the knob opened once), from its write() call until an "
+            "observer on the host's /sys read the policy's value, and until the corrector's write "
+            "returned (traced), us\n\n"
+            "| writer's mount, corrector | min | median | p99 | max | median / floor | p99 / floor | "
+            "not corrected within 1 s | write returned, median | / floor |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n",
+            knob, gap_usec / 1e3, n, ROUNDS, OTHER_MOUNT_WARMUP);
+        for (int c = 0; c < N_OM; c++) {
+                char traced[64];
+
+                format_traced(back[c], back[OM_FLOOR_HOST], n, traced, sizeof(traced));
+                printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %d | %s |\n", name[c],
+                       lat[c][0] / 1e3, lat[c][n / 2] / 1e3, lat[c][n * 99 / 100] / 1e3, lat[c][n - 1] / 1e3,
+                       (double)lat[c][n / 2] / (double)lat[OM_FLOOR_HOST][n / 2],
+                       (double)lat[c][n * 99 / 100] / (double)lat[OM_FLOOR_HOST][n * 99 / 100], missed[c],
+                       traced);
+        }
+        printf(
+            "| another sysfs mount, thpguardd, attribution on (fanotify) | not timed: fanotify and inotify "
+            "on the host's /sys hear nothing of it; %s, corrected at the recheck (recheck_interval = 30 s) "
+            "|\n"
+            "| another sysfs mount, floor (min-corrector) | not timed: its inotify watch hears nothing of "
+            "it, "
+            "and it has no recheck |\n\n",
+            fan_says);
+}
+
+/*
+ * What the BPF probe costs every other process: on a kernel that refuses
+ * BPF trampolines it hooks the raw tracepoint sys_exit, which sends every
+ * system call of every task on the node through the tracepoint slow path.
+ * A tight loop of getppid() (nothing but the syscall's entry and exit) and
+ * one of a 1-byte write() to /dev/null, SYSCALL_SECONDS each, ns per call,
+ * with no thpguardd running and with thpguardd --write-source=bpf, twice
+ * in turn; both runs are printed.
+ */
+#define SYSCALL_SECONDS 2
+
+static double ns_per_call(bool write_null) {
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        uint64_t t0 = now_ns(), t;
+        long calls = 0;
+
+        if (null < 0)
+                perror("/dev/null"), exit(1);
+        do {
+                for (int i = 0; i < 1000; i++)
+                        if (write_null)
+                                (void)!write(null, "x", 1);
+                        else
+                                (void)syscall(SYS_getppid);
+                calls += 1000;
+        } while ((t = now_ns()) - t0 < SYSCALL_SECONDS * 1000000000ull);
+        close(null);
+        return (double)(t - t0) / (double)calls;
+}
+
+static void measure_syscall_cost(const char *thpguardd) {
+        static const char *const call[2] = { "getppid()", "write() of 1 byte to /dev/null" };
+        double without[2][2], with[2][2];
+        char conf[256], state[768];
+        uint64_t ready_ns;
+        bool in_force = true;
+
+        snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
+        write_policy("recheck_interval = 30;\nthp = { enabled = \"madvise\"; };\n");
+        for (int run = 0; run < 2; run++) {
+                pid_t pid;
+
+                for (int k = 0; k < 2; k++)
+                        without[run][k] = ns_per_call(k);
+                pid = start_argv((char *const[]){ (char *)thpguardd, "--config", conf,
+                                                  "--log-target=console", "--write-source=bpf", NULL },
+                                 "syscall-cost.log", &ready_ns);
+                corrector_state(BPF_PROBE, pid, "syscall-cost.log", state, sizeof(state));
+                in_force &= mode_in_force(BPF_PROBE, state);
+                for (int k = 0; k < 2; k++)
+                        with[run][k] = ns_per_call(k);
+                stop_daemon(pid);
+        }
+        printf("syscall cost to every other process, a tight loop for %d s each, ns per call, with no "
+               "thpguardd "
+               "and with thpguardd --write-source=bpf%s:\n",
+               SYSCALL_SECONDS,
+               in_force ? "" : " (NOT IN FORCE: its log does not say \"write source: bpf\")");
+        for (int k = 0; k < 2; k++)
+                for (int run = 0; run < 2; run++)
+                        printf("  %s, run %d: %.1f ns without, %.1f ns with: +%.1f ns (%.2fx)\n", call[k],
+                               run + 1, without[run][k], with[run][k], with[run][k] - without[run][k],
+                               with[run][k] / without[run][k]);
+        printf("  (%s)\n", state);
 }
 
 /* Every knob a policy below manages, saved at start and written back at exit. */
@@ -1154,11 +1571,11 @@ static void print_machine(void) {
 }
 
 int main(int argc, char **argv) {
-        uint64_t ready[STARTS], floor_ready[STARTS], ready_ns, c0, c1, f0, f1;
+        uint64_t ready[STARTS], fan_ready[STARTS], floor_ready[STARTS], ready_ns, c0, c1, f0, f1;
         int idle_seconds = argc > 2 ? atoi(argv[2]) : 60, lock;
-        char conf[256], floor_bin[PATH_MAX];
+        char conf[256], floor_bin[PATH_MAX], source[256];
         ssize_t n;
-        long w0, w1, fw0, fw1, lines;
+        long w0, w1, fw0, fw1, lines, rss;
         pid_t pid, floor_pid;
 
         if (argc > 1 && strncmp(argv[1], "--floor-", 8) == 0)
@@ -1196,12 +1613,20 @@ int main(int argc, char **argv) {
         write_word(THP "/defrag", "madvise");
         write_policy("recheck_interval = 30; fight_threshold = 0;\nthp = { enabled = \"madvise\"; defrag = "
                      "\"madvise\"; };\n");
+        /* The default (auto: the probe where it loads, whose loading is most of the start), then fanotify.
+         */
         ready_times((char *const[]){ argv[1], "--config", conf, "--log-target=console", NULL }, ready);
+        log_line_about_attribution("ready.log", source, sizeof(source));
+        ready_times((char *const[]){ argv[1], "--config", conf, "--log-target=console",
+                                     "--write-source=fanotify", NULL },
+                    fan_ready);
         ready_times((char *const[]){ "/proc/self/exe", "--floor-ready", NULL }, floor_ready);
-        printf("exec -> READY=1 over %d starts: min %.2f ms, median %.2f ms, max %.2f ms; "
+        printf("exec -> READY=1 over %d starts, the default --write-source=auto (%s): min %.2f ms, median "
+               "%.2f ms, max %.2f ms; --write-source=fanotify: min %.2f ms, median %.2f ms, max %.2f ms; "
                "a program that only sends READY=1: median %.2f ms\n",
-               STARTS, ready[0] / 1e6, ready[STARTS / 2] / 1e6, ready[STARTS - 1] / 1e6,
-               floor_ready[STARTS / 2] / 1e6);
+               STARTS, source_in_force(source), ready[0] / 1e6, ready[STARTS / 2] / 1e6,
+               ready[STARTS - 1] / 1e6, fan_ready[0] / 1e6, fan_ready[STARTS / 2] / 1e6,
+               fan_ready[STARTS - 1] / 1e6, floor_ready[STARTS / 2] / 1e6);
 
         /*
          * Two knobs: `enabled` (the kernel's own write path is slow: it recomputes
@@ -1218,10 +1643,14 @@ int main(int argc, char **argv) {
         /* Drifts 0.2, 2 and 20 ms apart: back to back is not how they come. */
         static const unsigned gaps_usec[] = { 200, 2000, 20000 };
         for (size_t g = 0; g < sizeof(gaps_usec) / sizeof(gaps_usec[0]); g++)
-                for (size_t k = 0; k < 2; k++)
+                for (size_t k = 0; k < 2; k++) {
                         compare_correctors(argv[1], floor_bin, drift[k].path, drift[k].foreign,
                                            drift[k].desired, gaps_usec[g]);
+                        compare_other_mount(argv[1], floor_bin, drift[k].path, drift[k].foreign,
+                                            drift[k].desired, gaps_usec[g]);
+                }
         print_loadavg("after the drift latency");
+        measure_syscall_cost(argv[1]);
 
         /*
          * Recheck cost, 1 s rechecks of a policy managing every top-level and
@@ -1244,8 +1673,19 @@ int main(int argc, char **argv) {
                "an sd-event timer wakeup with no work: %.1f us (%ld wakeups)\n",
                w1 > w0 ? (double)(c1 - c0) / (double)(w1 - w0) / 1e3 : 0.0, w1 - w0,
                fw1 > fw0 ? (double)(f1 - f0) / (double)(fw1 - fw0) / 1e3 : 0.0, fw1 - fw0);
-        printf("peak RSS (VmHWM): %ld kB\n", status_field(pid, "VmHWM:"));
+        rss = status_field(pid, "VmHWM:");
         stop_daemon(floor_pid);
+        stop_daemon(pid);
+        log_line_about_attribution("recheck.log", source, sizeof(source));
+        /* The same policy with fanotify, whose startup maps no BPF object. */
+        pid = start_argv((char *const[]){ argv[1], "--config", conf, "--log-target=console",
+                                          "--write-source=fanotify", NULL },
+                         "rss-fanotify.log", &ready_ns);
+        sleep(2);
+        printf("peak RSS (VmHWM): %ld kB, the default --write-source=auto (%s); --write-source=fanotify: "
+               "%ld kB, "
+               "2 s after READY=1\n",
+               rss, source_in_force(source), status_field(pid, "VmHWM:"));
         stop_daemon(pid);
 
         measure_idle(argv[1], idle_seconds);
