@@ -29,14 +29,7 @@ IMAGE=localhost/thpguard-write-knob:test
 tar -C "$TMP/rootfs" -c . | "${POD[@]}" import - "$IMAGE" >/dev/null 2>"$TMP/import.err" ||
         fail "podman import: $(cat "$TMP/import.err")"
 
-thp_set enabled madvise
-thp_set defrag madvise
-thp_set khugepaged/defrag 0
-write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
-thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = false; }; };'
-daemon_start --write-source=auto
-has_event write_source write_source=bpf ||
-        skip "no BPF write probe on this kernel or build: $(grep -m1 'write source' "$TMP/daemon.log")"
+probe_daemon_start
 host_netns=$(stat -Lc %i /proc/self/ns/net)
 
 # check_write ENGINE ID KNOB VALUE DESIRED OUT: the write ENGINE's container ID made, whose

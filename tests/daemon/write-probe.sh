@@ -21,16 +21,8 @@ source "$SRCDIR/tests/lib/daemon.sh"
 real_sysfs_begin
 need unshare util-linux
 
-thp_set enabled madvise
-thp_set defrag madvise
-thp_set khugepaged/defrag 0
-write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
-thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = false; }; };'
-
 # ---- 1. The probe is in force. ----
-daemon_start --write-source=auto
-has_event write_source write_source=bpf ||
-        skip "no BPF write probe on this kernel or build: $(grep -m1 'write source' "$TMP/daemon.log")"
+probe_daemon_start
 for set in CapEff CapPrm CapBnd; do
         v=$(sed -n "s/^$set:[[:space:]]*//p" "/proc/$DAEMON_PID/status")
         [ "$v" = 0000000000000000 ] || fail "$set is $v after startup, want 0"
@@ -89,19 +81,7 @@ for ((i = 0; i < 300; i++)); do
         sleep 0.01
 done
 event_lines corrected knob=enabled observed=always writer_comm=sh >"$TMP/named.log"
-named=0 missed=()
-for pid in "${pids[@]}"; do
-        if grep -Eq "(^| )writer_pid=$pid( |$)" "$TMP/named.log"; then
-                named=$((named + 1))
-        else
-                missed+=("$pid")
-        fi
-done
-echo "one-shot writers, reaped at once, both CPUs busy: $named of $WRITERS named"
-if [ $((named * 100)) -lt $((WRITERS * 99)) ]; then
-        for pid in "${missed[@]:0:3}"; do grep -m2 -E "(^| )writer_pid=$pid( |$)" "$TMP/daemon.log" >&2 || true; done
-        fail "only $named of $WRITERS one-shot writers were named (want >= 99 %); not named: ${missed[*]:0:10}"
-fi
+writers_named 99 "one-shot writers, reaped at once, both CPUs busy" "$TMP/named.log" "${pids[@]}"
 ! grep -q "writer_pid=$DAEMON_PID " "$TMP/daemon.log" || fail "the daemon named itself as a writer"
 daemon_stop
 

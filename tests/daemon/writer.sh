@@ -32,23 +32,9 @@ for ((i = 0; i < 200; i++)); do
         [ "$(event_count corrected knob=enabled observed=always)" -ge "$WRITERS" ] && break
         sleep 0.01
 done
-named=0
-missed=()
 event_lines corrected knob=enabled observed=always trigger=inotify writer=sh writer_comm=sh >"$TMP/named.log"
-for pid in "${pids[@]}"; do
-        if grep -Eq "(^| )writer_pid=$pid( |$)" "$TMP/named.log"; then
-                named=$((named + 1))
-        else
-                missed+=("$pid")
-        fi
-done
-echo "one-shot writers named with pid and comm: $named of $WRITERS"
-if [ $((named * 100)) -lt $((WRITERS * 95)) ]; then
-        echo "not named: ${missed[*]:0:10}" >&2
-        for pid in "${missed[@]:0:3}"; do grep -m2 -E "(^| )writer_pid=$pid( |$)" "$TMP/daemon.log" >&2 || true; done
-        tail -n 5 "$TMP/daemon.log" >&2
-        fail "only $named of $WRITERS one-shot writers were named (want >= 95%)"
-fi
+writers_named 95 "one-shot writers named with pid and comm" "$TMP/named.log" "${pids[@]}"
+named=$(grep -c . "$TMP/named.log")
 # An exited writer, where one was seen, says so with its pid.
 ! grep -E 'written by pid [0-9]+[,)]' "$TMP/daemon.log" | grep -vqE 'written by pid [0-9]+, exited' ||
         fail "a writer without comm was not marked exited"

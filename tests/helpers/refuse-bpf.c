@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "seccomp-exec.h"
+
 int main(int argc, char **argv) {
         struct sock_filter filter[] = {
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -26,18 +28,5 @@ int main(int argc, char **argv) {
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
-        struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
-
-        if (argc < 2) {
-                fprintf(stderr, "usage: refuse-bpf COMMAND [ARGS...]\n");
-                return 2;
-        }
-        /* As root no NO_NEW_PRIVS is needed, and none is set: COMMAND keeps its privileges. */
-        if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
-                fprintf(stderr, "refuse-bpf: seccomp(SECCOMP_SET_MODE_FILTER): %s\n", strerror(errno));
-                return 125;
-        }
-        execvp(argv[1], argv + 1);
-        fprintf(stderr, "refuse-bpf: %s: %s\n", argv[1], strerror(errno));
-        return 127;
+        return seccomp_exec("refuse-bpf", filter, sizeof(filter) / sizeof(filter[0]), argc, argv);
 }

@@ -18,6 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "seccomp-exec.h"
+
 #ifndef PR_SET_THP_DISABLE
 #define PR_SET_THP_DISABLE 41
 #endif
@@ -44,18 +46,5 @@ int main(int argc, char **argv) {
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EINVAL & SECCOMP_RET_DATA)),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
-        struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
-
-        if (argc < 2) {
-                fprintf(stderr, "usage: refuse-thp-flags COMMAND [ARGS...]\n");
-                return 2;
-        }
-        /* As root no NO_NEW_PRIVS is needed, and none is set: the engine below keeps its privileges. */
-        if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
-                fprintf(stderr, "refuse-thp-flags: seccomp(SECCOMP_SET_MODE_FILTER): %s\n", strerror(errno));
-                return 125;
-        }
-        execvp(argv[1], argv + 1);
-        fprintf(stderr, "refuse-thp-flags: %s: %s\n", argv[1], strerror(errno));
-        return 127;
+        return seccomp_exec("refuse-thp-flags", filter, sizeof(filter) / sizeof(filter[0]), argc, argv);
 }

@@ -86,3 +86,25 @@ wait_event() {
         cat "$TMP/daemon.log" >&2
         fail "no $1 event (message_id=${MESSAGE_ID[$1]}) with ${*:2} in the daemon's log within $seconds s"
 }
+
+# writers_named PERCENT WHAT LOG PID...: at least PERCENT % of the PIDs are
+# named (writer_pid=PID) by a line of LOG, the records event_lines picked;
+# prints the count, and fails with the first ones missed and what the
+# daemon's log says of them.
+writers_named() {
+        local percent=$1 what=$2 log=$3 pid named=0 missed=()
+        shift 3
+        for pid in "$@"; do
+                if grep -Eq "(^| )writer_pid=$pid( |$)" "$log"; then
+                        named=$((named + 1))
+                else
+                        missed+=("$pid")
+                fi
+        done
+        echo "$what: $named of $# named"
+        [ $((named * 100)) -ge $(($# * percent)) ] && return 0
+        for pid in "${missed[@]:0:3}"; do
+                grep -m2 -E "(^| )writer_pid=$pid( |$)" "${EVENT_LOG:-$TMP/daemon.log}" >&2 || true
+        done
+        fail "$what: only $named of $# were named (want >= $percent %); not named: ${missed[*]:0:10}"
+}
