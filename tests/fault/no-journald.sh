@@ -66,6 +66,7 @@ thp = { enabled = "never"; };'
                 n=$(log_count "$2")
                 [ "$n" = "$1" ] || fail "$case: $n lines match /$2/, want $1"
         }
+        want_event 1 write_source level=info
         want 1 '^level=info msg="confined: '
         want 1 '^level=info msg="started: enforcing 1 knobs'
         want_event() { # COUNT NAME [FIELD=VALUE...]
@@ -81,8 +82,8 @@ thp = { enabled = "never"; };'
         want_event 1 policy_rejected level=error policy="$POLICY"
         event_says policy_rejected 'invalid value' || fail "$case: the rejection does not say why"
         want 1 '^level=info msg="received Terminated; exiting, knobs left as they are"$'
-        want $((DRIFTS + 7)) '^level=[a-z]+ msg="'
+        want $((DRIFTS + 8)) '^level=[a-z]+ msg="'
         lines=$(wc -l <"$TMP/daemon.log")
-        [ "$lines" = $((DRIFTS + 7)) ] || fail "$case: $lines lines on stderr, want $((DRIFTS + 7)): something else or something partial"
+        [ "$lines" = $((DRIFTS + 8)) ] || fail "$case: $lines lines on stderr, want $((DRIFTS + 8)): something else or something partial"
 done
 echo "PASS: with no journald every event came out on stderr as logfmt"
