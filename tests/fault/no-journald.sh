@@ -66,7 +66,6 @@ thp = { enabled = "never"; };'
                 n=$(log_count "$2")
                 [ "$n" = "$1" ] || fail "$case: $n lines match /$2/, want $1"
         }
-        want_event 1 write_source level=info
         want 1 '^level=info msg="confined: '
         want 1 '^level=info msg="started: enforcing 1 knobs'
         want_event() { # COUNT NAME [FIELD=VALUE...]
@@ -74,6 +73,7 @@ thp = { enabled = "never"; };'
                 n=$(event_count "${@:2}")
                 [ "$n" = "$1" ] || fail "$case: $n $2 events with ${*:3}, want $1"
         }
+        want_event 1 write_source level=info
         want_event 1 corrected level=notice knob=enabled observed=always desired=madvise trigger=startup result=corrected
         want_event "$DRIFTS" corrected level=notice knob=enabled desired=madvise trigger=inotify result=corrected
         want_event 1 corrected level=notice knob=enabled observed=madvise desired=never trigger=reload
