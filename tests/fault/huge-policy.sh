@@ -66,8 +66,9 @@ refuse_at_startup() {
         [ $rc -ne 137 ] || fail "$name, $what: not refused within ${LIMIT}s (killed)"
         [ $rc -eq 1 ] || { cat "$TMP/err" >&2; fail "$name, $what: exit $rc, want 1"; }
         [ -n "$rss" ] && [ "$rss" -lt $RSS_MAX_KB ] || fail "$name, $what: peak RSS ${rss:-unknown} kB, want < $RSS_MAX_KB"
-        # -n prints file:line lines; the daemon logs them at level error (logfmt).
-        head -1 "$TMP/err" | grep -Eq "^(level=error msg=\")?$TMP/$name.conf" ||
+        # -n prints file:line lines; the daemon logs them at level error (logfmt),
+        # after its info lines (the write source).
+        grep -v -m1 '^level=info ' "$TMP/err" | grep -Eq "^(level=error msg=\")?$TMP/$name.conf" ||
                 fail "$name, $what: the error does not name the file"
         [ "$lines" -le 101 ] || fail "$name, $what: $lines lines of diagnostics: not capped"
         [ ! -s "$TMP/out" ] || [ "$(cat "$TMP/out")" != "configuration OK" ] || fail "$name, $what: accepted"
