@@ -71,6 +71,21 @@ daemon_start() {
 
 # daemon_stop [PID]: SIGTERM to PID (default: the daemon), and the exit
 # status of $DAEMON_PID (the daemon, or the wrapper that runs it) must be 0,
+# probe_daemon_start: enabled, defrag and khugepaged/defrag at a policy's
+# values (madvise, madvise, 0), thpguardd enforcing them with no fight
+# detection and the BPF write probe in force; skips, saying why, where the
+# probe cannot be had (the kernel, the build, the privileges).
+probe_daemon_start() {
+        thp_set enabled madvise
+        thp_set defrag madvise
+        thp_set khugepaged/defrag 0
+        write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
+thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = false; }; };'
+        daemon_start --write-source=auto
+        has_event write_source write_source=bpf ||
+                skip "no BPF write probe on this kernel or build: $(grep -m1 'write source' "$TMP/daemon.log")"
+}
+
 # within $DAEMON_STOP_SECONDS (default 30).
 daemon_stop() {
         local rc=0
