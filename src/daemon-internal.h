@@ -91,14 +91,14 @@ typedef struct TrackedKnob {
         /* The probe's last record of a foreign write to it, kept by the corrector for the loop
          * (daemon-writers.c). */
         struct write_probe_record probe_record;
-        bool probe_record_fresh;
         /*
-         * Records taken for it so far (probe_seq), the number of the one kept,
-         * and how many there were when the outcome being reported was read:
-         * a compliant read forgets the writers of records before it only, not
-         * of one that came while its outcome waited for the loop.
+         * Records kept for it so far (probe_record is number probe_seq), the
+         * number of the last one the loop took as its writer (a newer one is
+         * fresh), and how many there were when the outcome being reported was
+         * read: a compliant read forgets the writers of records before it only,
+         * not of one that came while its outcome waited for the loop.
          */
-        uint64_t probe_seq, probe_record_seq, read_probe_seq;
+        uint64_t probe_seq, probe_taken_seq, read_probe_seq;
 
         /* The corrector's (daemon-corrector.c), under Daemon.lock. */
         Trigger corrector_trigger;   /* what woke it: inotify or the probe */

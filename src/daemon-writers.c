@@ -76,8 +76,7 @@ _hot_ void daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
                 named[i] = true;
                 other_mount[i] |= !same_superblock(&d->knobs[i], r.sb_dev);
                 d->knobs[i].probe_record = r;
-                d->knobs[i].probe_record_fresh = true;
-                d->knobs[i].probe_record_seq = ++d->knobs[i].probe_seq;
+                d->knobs[i].probe_seq++;
         }
 }
 
@@ -97,9 +96,9 @@ static void take_probe_record(Daemon *d, size_t i) {
                           d->probe_lost);
                 d->probe_lost_logged = true;
         }
-        if (!rt->probe_record_fresh)
+        if (rt->probe_taken_seq == rt->probe_seq)
                 return;
-        rt->probe_record_fresh = false;
+        rt->probe_taken_seq = rt->probe_seq;
         write_probe_writer(&rt->probe_record, &rt->writer);
         rt->writer_fresh = true;
         rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
@@ -237,7 +236,7 @@ void daemon_writer_forget(Daemon *d, size_t i) {
         /* A write of the policy's own value is no drift: its writer must not be blamed for a later one. */
         if (d->probe) {
                 /* A record that came after the compliant read is of a write it did not see: kept. */
-                if (d->knobs[i].probe_record_seq <= d->knobs[i].read_probe_seq)
+                if (d->knobs[i].probe_seq <= d->knobs[i].read_probe_seq)
                         take_probe_record(d, i);
         } else
                 drain(d);
@@ -432,9 +431,7 @@ void daemon_open_writer_events(Daemon *d) {
         }
         d->write_fd = g.write_fd;
         d->gate_fd = g.open_fd;
-        d->write_source = d->probe           ? WRITE_SOURCE_BPF
-                          : d->write_fd >= 0 ? WRITE_SOURCE_FANOTIFY
-                                             : WRITE_SOURCE_NONE;
+        d->write_source = writer_groups_source(&g);
         log_write_source(d, &g);
         if (d->write_source != WRITE_SOURCE_FANOTIFY)
                 return;

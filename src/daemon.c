@@ -566,7 +566,8 @@ static void take_corrections(Daemon *d) {
         } else if (any_recheck)
                 check_knobs(d, recheck, TRIGGER_INOTIFY);
         /* The probe's record of a write may come after inotify's event: a record waiting for it goes now. */
-        flush_records(d, false);
+        if (d->probe)
+                flush_records(d, false);
 }
 
 static int on_corrector(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -128,14 +128,18 @@ void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret
         *ret = g;
 }
 
+WriteSource writer_groups_source(const WriterGroups *g) {
+        return g->probe_error == 0 ? WRITE_SOURCE_BPF
+               : g->write_fd >= 0  ? WRITE_SOURCE_FANOTIFY
+                                   : WRITE_SOURCE_NONE;
+}
+
 WriteSource writer_groups_probe(WriteSource want, const char *thp_dir, char *detail, size_t size) {
         WriterGroups g;
         WriteSource in_force;
 
         writer_groups_open(want, thp_dir, &g);
-        in_force = g.probe_error == 0 ? WRITE_SOURCE_BPF
-                   : g.write_fd >= 0  ? WRITE_SOURCE_FANOTIFY
-                                      : WRITE_SOURCE_NONE;
+        in_force = writer_groups_source(&g);
         snprintf(detail, size, "%s", g.probe_why);
         for (int *fd = (int[]){ g.probe.link_fd, g.probe.ring_fd, g.write_fd, g.open_fd }, *end = fd + 4;
              fd < end; fd++)

@@ -58,6 +58,9 @@ int writer_groups_take_stored(WriterGroups *ret);
  */
 void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret);
 
+/* What g gives: the probe, else the write group, else neither. */
+WriteSource writer_groups_source(const WriterGroups *g);
+
 /*
  * What a daemon started now would have in force, for --verify: loads the
  * probe or opens the groups as writer_groups_open() does, and closes them
