@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * min-corrector KNOB WORD [--open-gate]
+ * min-corrector KNOB WORD [--open-gate | --syscall-exit-hook]
  *
  * The floor of thpguard-bench's drift latency: the least a corrector can
  * do. It blocks on an inotify watch (IN_MODIFY) on the one knob file, and on
@@ -14,15 +14,24 @@
  * through a fanotify permission event (FAN_OPEN_PERM) and lets it go on at
  * once, looking nothing up: the least that any corrector which holds a
  * writer until it is named (thpguardd's writer gate) adds to a drift.
+ *
+ * With --syscall-exit-hook, a BPF program that does nothing (return 0) is
+ * attached to the raw tracepoint sys_exit for as long as it runs: what the
+ * hook alone costs a drift, through every system call of the writer, the
+ * observer and the corrector, on a kernel where thpguardd's write probe
+ * has to use that hook (no BPF trampolines). Raw bpf(2), no libbpf.
  */
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -82,15 +91,38 @@ static int start_open_gate(const char *path) {
         return 0;
 }
 
+/* A do-nothing program on sys_exit; its fd is kept open (and so attached) until we exit. */
+static int attach_empty_syscall_exit_hook(void) {
+        struct bpf_insn prog[] = {
+                { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+                { .code = BPF_JMP | BPF_EXIT },
+        };
+        union bpf_attr load = { .prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
+                                .insn_cnt = sizeof(prog) / sizeof(prog[0]),
+                                .insns = (uint64_t)(uintptr_t)prog,
+                                .license = (uint64_t)(uintptr_t) "GPL" };
+        union bpf_attr open = { 0 };
+        int fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &load, sizeof(load));
+
+        if (fd < 0)
+                return -1;
+        open.raw_tracepoint.name = (uint64_t)(uintptr_t) "sys_exit";
+        open.raw_tracepoint.prog_fd = (uint32_t)fd;
+        return (int)syscall(SYS_bpf, BPF_RAW_TRACEPOINT_OPEN, &open, sizeof(open)) < 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv) {
         char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
         char buf[256];
         size_t len;
         int fd, ino;
 
-        if (argc != 3 && !(argc == 4 && strcmp(argv[3], "--open-gate") == 0))
+        if (argc != 3 && !(argc == 4 && (strcmp(argv[3], "--open-gate") == 0 ||
+                                         strcmp(argv[3], "--syscall-exit-hook") == 0)))
                 return 2;
-        if (argc == 4 && start_open_gate(argv[1]) < 0)
+        if (argc == 4 && strcmp(argv[3], "--open-gate") == 0 && start_open_gate(argv[1]) < 0)
+                return 1;
+        if (argc == 4 && strcmp(argv[3], "--syscall-exit-hook") == 0 && attach_empty_syscall_exit_hook() < 0)
                 return 1;
         len = strlen(argv[2]);
         fd = open(argv[1], O_RDWR | O_CLOEXEC);
