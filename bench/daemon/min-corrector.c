@@ -25,6 +25,7 @@
 #include <linux/bpf.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
@@ -113,17 +114,18 @@ static int attach_empty_syscall_exit_hook(void) {
 
 int main(int argc, char **argv) {
         char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        const char *option = argc == 4 ? argv[3] : "";
         char buf[256];
         size_t len;
         int fd, ino;
 
-        if (argc != 3 && !(argc == 4 && (strcmp(argv[3], "--open-gate") == 0 ||
-                                         strcmp(argv[3], "--syscall-exit-hook") == 0)))
+        if (argc != 3 && !(argc == 4 && (strcmp(option, "--open-gate") == 0 ||
+                                         strcmp(option, "--syscall-exit-hook") == 0)))
                 return 2;
-        if (argc == 4 && strcmp(argv[3], "--open-gate") == 0 && start_open_gate(argv[1]) < 0)
+        if (strcmp(option, "--open-gate") == 0 && start_open_gate(argv[1]) < 0)
                 return 1;
-        if (argc == 4 && strcmp(argv[3], "--syscall-exit-hook") == 0 && attach_empty_syscall_exit_hook() < 0)
-                return 1;
+        if (strcmp(option, "--syscall-exit-hook") == 0 && attach_empty_syscall_exit_hook() < 0)
+                return perror("bpf: an empty program on raw tracepoint sys_exit"), 1;
         len = strlen(argv[2]);
         fd = open(argv[1], O_RDWR | O_CLOEXEC);
         ino = inotify_init1(IN_CLOEXEC);

@@ -1596,6 +1596,9 @@ static void print_machine(void) {
 int main(int argc, char **argv) {
         uint64_t ready[STARTS], fan_ready[STARTS], floor_ready[STARTS], ready_ns, c0, c1, f0, f1;
         int idle_seconds = argc > 2 ? atoi(argv[2]) : 60, lock;
+        bool drift_only = argc > 2 && strcmp(argv[2], "--drift-only") == 0;
+        unsigned long drift_only_gap = 0;
+        char *end;
         char conf[256], floor_bin[PATH_MAX], source[256];
         ssize_t n;
         long w0, w1, fw0, fw1, lines, rss;
@@ -1607,6 +1610,17 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "usage: thpguard-bench THPGUARDD [IDLE_SECONDS [--idle-only]]\n"
                                 "       thpguard-bench THPGUARDD --drift-only GAP_USEC\n");
                 return 2;
+        }
+        if (drift_only) {
+                errno = 0;
+                drift_only_gap = argc == 4 ? strtoul(argv[3], &end, 10) : 0;
+                if (argc != 4 || errno != 0 || end == argv[3] || *end != '\0' || argv[3][0] == '-' ||
+                    drift_only_gap > 1000000)
+                        return fprintf(stderr,
+                                       "thpguard-bench: --drift-only wants GAP_USEC, 0 to 1000000, got "
+                                       "\"%s\"\n",
+                                       argc > 3 ? argv[3] : ""),
+                               2;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
         /* The floor corrector is built beside this program. */
@@ -1647,10 +1661,10 @@ int main(int argc, char **argv) {
                 const char *path, *foreign, *desired;
         } drift[] = { { ENABLED, "always", "madvise" }, { THP "/defrag", "always", "madvise" } };
         /* The drift latency tables alone, at one gap: for a quick look at one change. */
-        if (argc > 3 && strcmp(argv[2], "--drift-only") == 0) {
+        if (drift_only) {
                 for (size_t k = 0; k < 2; k++)
                         compare_correctors(argv[1], floor_bin, drift[k].path, drift[k].foreign,
-                                           drift[k].desired, (unsigned)atoi(argv[3]));
+                                           drift[k].desired, (unsigned)drift_only_gap);
                 print_loadavg("at the end");
                 return 0;
         }
