@@ -16,6 +16,14 @@
  * had the CPU (sched_yield()), so its wakeup never delays the fix or the
  * observer of it. bench/README.md has the figures.
  *
+ * With the probe, a write through our own sysfs mount is announced by
+ * inotify alone: its record asks for no wakeup (write-probe-record.h). On
+ * the syscall-exit hook that record is made as the writer leaves write(2),
+ * maybe after we have corrected; so after a drift whose record is not in,
+ * the thread looks at the ring on a timer (1 ms, doubling) until it is,
+ * for at most WRITE_PROBE_LATE_RECORD_USEC, and wakes the loop only when
+ * it has something. Idle, it sleeps without a timeout.
+ *
  * The thread and the loop share the knob state under d->lock, which the
  * loop holds whenever it dispatches (daemon_loop()); the thread holds it
  * only to decode a batch of events and correct, never while it sleeps.
@@ -86,10 +94,11 @@ _hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
 
 /*
  * One batch of events, under the lock: inotify's in buf, and the probe's
- * records when probe says its ring has some. Every knob they name is
- * corrected before anything else is done. Returns whether we wrote.
+ * records when the probe is in force. Every knob they name is corrected
+ * before anything else is done. Returns whether we wrote; *ret_news,
+ * whether the loop has anything to hear of it.
  */
-_hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool probe) {
+_hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_news) {
         bool named[d->policy->n_knobs + 1], by_probe[d->policy->n_knobs + 1],
             other_mount[d->policy->n_knobs + 1], wrote = false;
         size_t offset = 0;
@@ -98,8 +107,9 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool probe
         memset(named, 0, sizeof(named));
         memset(by_probe, 0, sizeof(by_probe));
         memset(other_mount, 0, sizeof(other_mount));
-        if (probe)
-                daemon_probe_take(d, by_probe, other_mount);
+        /* Whether or not the ring woke us: a record that needed no wakeup may be in (write-probe-record.h).
+         */
+        *ret_news = n > 0 || (d->probe && daemon_probe_take(d, by_probe, other_mount) > 0);
         while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
                 d->corrector_overflow |= ev.overflow;
                 if (ev.dir)
@@ -126,6 +136,10 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool probe
                          */
                         rt->corrector_trigger = other_mount[i] && !named[i] ? TRIGGER_BPF : TRIGGER_INOTIFY;
                         wrote |= rt->corrector_outcome.written;
+                        /* A drift whose writer's record is not in yet: looked for (corrector_main()). */
+                        if (d->probe && rt->corrector_outcome.action != ENFORCE_NONE &&
+                            rt->probe_seq == rt->probe_taken_seq)
+                                rt->corrector_awaits_record = true;
                 }
         }
         return wrote;
@@ -156,30 +170,43 @@ static bool sleep_until(Daemon *d, uint64_t usec) {
 /*
  * Waits for the next events on the watch, fd, into buf: a blocking read(),
  * or poll() on the watch and the gate's open notices or the probe's ring
- * too. A notice only wakes us: next to the opener, about to write. 0 with
- * *ret_probe: only the ring has something.
+ * too, for at most timeout_ms (-1: no limit) where there is a ring. A
+ * notice only wakes us: next to the opener, about to write. 0: the watch
+ * has nothing, the ring has something or the time is up.
  */
-_hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, bool *ret_probe) {
+_hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, int timeout_ms) {
         struct pollfd p[3] = { { .fd = fd, .events = POLLIN },
                                { .fd = d->open_notice_fd, .events = POLLIN },
                                { .fd = daemon_write_probe_fd(d), .events = POLLIN } };
         char notices[64];
+        int n;
 
-        *ret_probe = false;
         if (p[1].fd < 0 && p[2].fd < 0)
                 return read(fd, buf, size);
-        if (poll(p, ELEMENTSOF(p), -1) < 0)
+        n = poll(p, ELEMENTSOF(p), p[2].fd >= 0 ? timeout_ms : -1);
+        if (n < 0)
                 return -1;
         if (p[1].revents & POLLIN)
                 (void)!read(d->open_notice_fd, notices, sizeof(notices));
-        *ret_probe = p[2].revents & POLLIN;
         if (!(p[0].revents & POLLIN)) {
-                if (*ret_probe)
+                if (p[2].fd >= 0)
                         return 0;
                 errno = EINTR; /* nothing to read yet */
                 return -1;
         }
         return read(fd, buf, size);
+}
+
+/* Whether a drift the thread corrected still waits for its writer's record (under the lock). */
+static bool records_awaited(Daemon *d, bool give_up) {
+        bool any = false;
+
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                if (give_up)
+                        d->knobs[i].corrector_awaits_record = false;
+                any |= d->knobs[i].corrector_awaits_record;
+        }
+        return any;
 }
 
 _hot_ static void *corrector_main(void *userdata) {
@@ -203,28 +230,41 @@ _hot_ static void *corrector_main(void *userdata) {
         sigemptyset(&stop);
         sigaddset(&stop, CORRECTOR_STOP_SIGNAL);
         (void)pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
+        /* While a record is awaited: when to give up (0: none awaited), and the next look's delay. */
+        uint64_t await_until = 0;
+        int await_msec = WRITE_PROBE_AWAIT_FIRST_MSEC;
+
         while (!atomic_load(&d->corrector_stop)) {
-                uint64_t one = 1, resume;
-                bool wrote, probe, failed;
+                uint64_t one = 1, resume, now;
+                bool wrote = false, news = true, failed, awaited;
                 ssize_t n;
                 int error;
 
-                n = wait_for_events(d, fd, buf, sizeof(buf), &probe);
+                n = wait_for_events(d, fd, buf, sizeof(buf), await_until ? await_msec : -1);
                 if (n < 0 && errno == EINTR)
                         continue;
                 atomic_store(&d->corrector_busy, true);
                 error = n < 0 ? -errno : -EIO;
-                failed = n < 0 || (n == 0 && !probe);
+                failed = n < 0 || (n == 0 && !d->probe);
+                now = now_usec(CLOCK_MONOTONIC);
 
                 pthread_mutex_lock(&d->lock);
-                if (failed) {
+                if (failed)
                         d->corrector_error = error;
-                        wrote = false;
-                } else
-                        wrote = correct_batch(d, buf, (size_t)n, probe);
-                resume = ratelimit_count(&d->corrector_ratelimit, now_usec(CLOCK_MONOTONIC));
+                else
+                        wrote = correct_batch(d, buf, (size_t)n, &news);
+                awaited = records_awaited(d, await_until && now >= await_until);
+                resume = ratelimit_count(&d->corrector_ratelimit, now);
                 atomic_store(&d->corrector_busy, false);
                 pthread_mutex_unlock(&d->lock);
+
+                if (!awaited)
+                        await_until = 0;
+                else if (!await_until) {
+                        await_until = now + WRITE_PROBE_LATE_RECORD_USEC;
+                        await_msec = WRITE_PROBE_AWAIT_FIRST_MSEC;
+                } else if (!news)
+                        await_msec *= 2;
 
                 /*
                  * Our write woke whoever waits on the knob, most likely onto
@@ -232,7 +272,8 @@ _hot_ static void *corrector_main(void *userdata) {
                  */
                 if (wrote)
                         sched_yield();
-                (void)!write(d->corrector_fd, &one, sizeof(one));
+                if (news || failed)
+                        (void)!write(d->corrector_fd, &one, sizeof(one));
                 if (failed)
                         break; /* the loop stops the daemon */
                 /*

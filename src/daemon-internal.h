@@ -54,6 +54,13 @@
  * record then comes late, but it comes, and it is the writer's.
  */
 #define WRITE_PROBE_LATE_RECORD_USEC USEC_PER_SEC
+/*
+ * How soon the corrector first looks for such a record, doubling each
+ * time until WRITE_PROBE_LATE_RECORD_USEC: a writer that was not
+ * preempted has left write(2) within microseconds, so the first look
+ * mostly finds it, and one that was costs about ten wakeups at most.
+ */
+#define WRITE_PROBE_AWAIT_FIRST_MSEC 1
 
 /* A record not written yet: its writer's event was not in when the knob was corrected. */
 typedef struct PendingRecord {
@@ -105,6 +112,13 @@ typedef struct TrackedKnob {
         bool corrector_has_outcome;  /* corrector_outcome waits for the loop */
         uint64_t corrector_read_seq; /* probe_seq when the corrector read it */
         bool corrector_recheck;      /* an event came while it waited: the loop checks the knob */
+        /*
+         * It corrected a drift no record had named yet: on the syscall-exit
+         * hook the writer's record comes when the writer leaves write(2),
+         * unannounced (write-probe-record.h: WRITE_PROBE_RECORD_QUIET), so
+         * the thread looks for it on a timer until it is in.
+         */
+        bool corrector_awaits_record;
         EnforceOutcome corrector_outcome;
 } TrackedKnob;
 
@@ -228,11 +242,13 @@ int daemon_setup_reload(Daemon *d);
 void daemon_open_writer_events(Daemon *d);
 /*
  * The corrector's, under the lock: takes every record in the probe's ring,
- * keeps each foreign write's record for its knob's record, and marks in
- * named the knobs written, in other_mount those written through another
- * sysfs superblock than ours (which inotify never tells of). Never blocks.
+ * keeps each foreign write's record for its knob's record (not one of the
+ * policy's own value), and marks in named the knobs written, in
+ * other_mount those written through another sysfs superblock than ours
+ * (which inotify never tells of). Returns how many records named a knob.
+ * Never blocks.
  */
-void daemon_probe_take(Daemon *d, bool *named, bool *other_mount);
+unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount);
 int daemon_write_probe_fd(const Daemon *d);
 int daemon_setup_writer_gate(Daemon *d);
 void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret);

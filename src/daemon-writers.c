@@ -60,10 +60,12 @@ _hot_ static bool same_superblock(const TrackedKnob *rt, uint32_t sb_dev) {
         return major(rt->marked_dev) == sb_dev >> 20 && minor(rt->marked_dev) == (sb_dev & 0xfffff);
 }
 
-_hot_ void daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
+_hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
         struct write_probe_record r;
+        unsigned taken = 0;
 
         while (write_probe_next(d->probe, &r) > 0) {
+                const PolicyKnob *k;
                 size_t i;
 
                 d->probe_lost += r.lost;
@@ -73,11 +75,25 @@ _hot_ void daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
                 i = knob_of_inode(d, r.ino);
                 if (i == SIZE_MAX)
                         continue;
+                taken++;
                 named[i] = true;
                 other_mount[i] |= !same_superblock(&d->knobs[i], r.sb_dev);
+                /*
+                 * A write of the policy's own value is no drift, and names no
+                 * writer: on the syscall-exit hook its record can come after the
+                 * compliant read that forgot its writer, and would be taken for
+                 * the writer of the next drift. The knob is read again all the
+                 * same: the value is from the writer's memory, the knob the
+                 * kernel's.
+                 */
+                k = &d->policy->knobs[i];
+                if (write_probe_record_sets(&r, k->spec->type, k->desired))
+                        continue;
                 d->knobs[i].probe_record = r;
                 d->knobs[i].probe_seq++;
+                d->knobs[i].corrector_awaits_record = false;
         }
+        return taken;
 }
 
 int daemon_write_probe_fd(const Daemon *d) {

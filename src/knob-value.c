@@ -144,3 +144,20 @@ void knob_value_offered_string(const KnobValue *value, char *buf, size_t size) {
                 used += (size_t)r;
         }
 }
+
+_hot_ bool knob_value_write_sets(KnobType type, const char *buf, size_t len, const char *word) {
+        uint64_t written, wanted;
+        size_t n;
+
+        if (trim_line(buf, len, &n) < 0)
+                return false;
+        if (type == KNOB_CHOICE)
+                return n == strlen(word) && memcmp(buf, word, n) == 0;
+        /* kstrtoul() takes a leading '+' too: "+0" sets khugepaged/defrag as "0" does. */
+        if (buf[0] == '+') {
+                buf++;
+                n--;
+        }
+        return number_parse_u64(buf, n, &written) == 0 &&
+               number_parse_u64(word, strlen(word), &wanted) == 0 && written == wanted;
+}

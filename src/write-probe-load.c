@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -98,13 +99,17 @@ static const char *const hook_name[_HOOK_MAX] = {
         [HOOK_SYSCALL_EXIT] = "syscall-exit",
 };
 
-/* Opens and loads the program of one hook alone. */
-static int open_and_load(Hook hook, struct write_probe_bpf **ret) {
+/*
+ * Opens and loads the program of one hook alone; quiet_sb_dev is the
+ * kernel's number of the superblock whose writes need no wakeup.
+ */
+static int open_and_load(Hook hook, uint32_t quiet_sb_dev, struct write_probe_bpf **ret) {
         struct write_probe_bpf *skel = write_probe_bpf__open();
         int r;
 
         if (!skel)
                 return errno > 0 ? -errno : -ENOMEM;
+        skel->rodata->quiet_sb_dev = quiet_sb_dev;
         bpf_program__set_autoload(skel->progs.write_iter_exit, hook == HOOK_FEXIT_WRITE_ITER);
         bpf_program__set_autoload(skel->progs.write_exit, hook == HOOK_FEXIT_WRITE);
         bpf_program__set_autoload(skel->progs.sys_exit, hook == HOOK_SYSCALL_EXIT);
@@ -144,6 +149,8 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
         struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
         int link_fd = -EBADF, errors[_HOOK_MAX], r = -ENOENT;
         unsigned knobs = 0;
+        uint32_t quiet_sb_dev;
+        struct stat st;
         Hook hook;
 
         if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
@@ -152,17 +159,23 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
                 return r;
         }
         dirfd = open(thp_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dirfd < 0) {
+        if (dirfd < 0 || fstat(dirfd, &st) < 0) {
                 r = -errno;
                 snprintf(why, why_size, "%s: %s", thp_dir, strerror(-r));
                 return r;
         }
+        /*
+         * The superblock the daemon watches is the one of the thp_dir it is
+         * given too (the unit's helper and the daemon share the sysfs root),
+         * in the kernel's own numbering (MKDEV: major << 20 | minor).
+         */
+        quiet_sb_dev = major(st.st_dev) << 20 | minor(st.st_dev);
         libbpf_set_print(quiet);
         /* Before 5.11 a map is charged to RLIMIT_MEMLOCK; we are the privileged loader, for a moment. */
         (void)setrlimit(RLIMIT_MEMLOCK, &unlimited);
 
         for (hook = 0; hook < _HOOK_MAX; hook++) {
-                errors[hook] = r = open_and_load(hook, &skel);
+                errors[hook] = r = open_and_load(hook, quiet_sb_dev, &skel);
                 if (r < 0)
                         continue;
                 r = add_knobs(bpf_map__fd(skel->maps.knobs), dirfd, 1, &knobs);

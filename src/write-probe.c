@@ -19,6 +19,7 @@
 
 #include "thpguard/escape.h"
 #include "thpguard/fileio.h"
+#include "thpguard/knob-value.h"
 #include "thpguard/number.h"
 
 /* include/uapi/linux/bpf.h, stable ABI */
@@ -216,6 +217,13 @@ _hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret) {
                 if (take)
                         return 1;
         }
+}
+
+bool write_probe_record_sets(const struct write_probe_record *r, KnobType type, const char *word) {
+        /* Anything cut short, or a length the program would not write, tells nothing. */
+        if (r->value_len == 0 || r->value_len > sizeof(r->value) || r->ret != (int64_t)r->value_len)
+                return false;
+        return knob_value_write_sets(type, r->value, r->value_len, word);
 }
 
 bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, uint32_t pid) {

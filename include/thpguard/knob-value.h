@@ -37,5 +37,13 @@ bool knob_value_offers(const KnobValue *value, const char *word);
 /* The offered words as "a b c", for messages. */
 void knob_value_offered_string(const KnobValue *value, char *buf, size_t size);
 
+/*
+ * Whether writing buf (len bytes, as write(2) was given them) to a knob of
+ * this type sets it to word (a policy's: a bare word, or canonical
+ * decimal), as the kernel would parse it: the word with at most one
+ * trailing newline, or the number. False for anything else, cut or not.
+ */
+bool knob_value_write_sets(KnobType type, const char *buf, size_t len, const char *word);
+
 /* Parses a plain decimal file such as hpage_pmd_size ("2097152\n"). */
 int knob_value_parse_u64(const char *buf, size_t len, uint64_t *ret);

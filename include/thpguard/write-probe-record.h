@@ -20,8 +20,21 @@
  */
 #define WRITE_PROBE_CGROUP_DEPTH 10
 #define WRITE_PROBE_CGROUP_NAME  112
+/*
+ * The first bytes of what was written, enough for any word a knob takes
+ * and its newline (the syscall-exit hook only: see value_len).
+ */
+#define WRITE_PROBE_VALUE_LEN 32
 /* The ring's size: about 100 records, more than a burst of drifts between two reads. */
 #define WRITE_PROBE_RING_BYTES (256 * 1024)
+
+/*
+ * The program asked for no wakeup of the ring's reader: the write went
+ * through the superblock the loader was given, where the daemon's inotify
+ * watch wakes it for the write anyway, and a wakeup would cost the writer
+ * an interrupt of its own (bench/README.md).
+ */
+#define WRITE_PROBE_RECORD_QUIET 1U
 
 struct write_probe_record {
         __u64 ino;              /* the kernfs inode written: the same number through every sysfs mount */
@@ -38,7 +51,16 @@ struct write_probe_record {
         __u32 cgroup_depth;     /* slots of cgroup filled, leaf first; 0: the root */
         __u32 cgroup_truncated; /* 1: there were more ancestors than slots */
         __u32 cmdline_len;      /* bytes of cmdline read */
+        __u32 flags;            /* WRITE_PROBE_RECORD_* */
+        /*
+         * Bytes of value read from the writer's buffer: at most
+         * WRITE_PROBE_VALUE_LEN, the first of ret. 0 where the hook cannot
+         * read it (fexit: the buffer is the kernel's and gone), and on fexit
+         * the record is in the ring before the write's inotify event anyway.
+         */
+        __u32 value_len;
         __u32 pad;
+        char value[WRITE_PROBE_VALUE_LEN];
         char comm[WRITE_PROBE_COMM_LEN];
         char cmdline[WRITE_PROBE_CMDLINE_LEN]; /* argv as in memory: NUL-separated, maybe cut */
         char cgroup[WRITE_PROBE_CGROUP_DEPTH][WRITE_PROBE_CGROUP_NAME];

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "thpguard/knob.h"
 #include "thpguard/macro.h"
 #include "thpguard/write-probe-record.h"
 #include "thpguard/writer.h"
@@ -91,6 +92,13 @@ _hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret);
  * container, network namespace.
  */
 void write_probe_writer(const struct write_probe_record *r, Writer *ret);
+
+/*
+ * Whether the record's write set a knob of this type to word: the value
+ * was read whole (the syscall-exit hook) and the kernel would take it as
+ * word (knob_value_write_sets()). False when not known.
+ */
+bool write_probe_record_sets(const struct write_probe_record *r, KnobType type, const char *word);
 
 /* Whether the record is of a write by the process whose own PID namespace numbers it pid in pidns. */
 bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, uint32_t pid);

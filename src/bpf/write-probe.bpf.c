@@ -5,7 +5,9 @@
  * namespace: a privileged pod's own /sys is another inode of the same
  * kernfs node, which no inotify watch or fanotify mark on ours sees), and
  * for a write to a THP knob puts a record of the writer (write-probe-record.h)
- * into a ring buffer the daemon sleeps on.
+ * into a ring buffer the daemon sleeps on. It wakes the daemon only for a
+ * write through another superblock than the one the daemon watches: one
+ * through that superblock wakes it by inotify already.
  *
  * It runs in the writer's own context, so what it reads of the writer is
  * the writer's at the moment of the write: no /proc lookup races its exit.
@@ -154,6 +156,16 @@ struct {
 /* Records the ring had no room for; the next one that fits carries the count. */
 __u32 lost = 0;
 
+/*
+ * The device (the kernel's major << 20 | minor) of the sysfs superblock
+ * the daemon watches, set by the loader; 0: none. A write through it
+ * raises the inotify event that wakes the daemon's corrector, so its
+ * record is submitted without a wakeup of its own: on a virtual machine
+ * that wakeup is an interrupt the writer sends itself in its write(),
+ * about 20 us before the corrector can run (bench/README.md).
+ */
+const volatile __u32 quiet_sb_dev = 0;
+
 static struct kernfs_node *kernfs_parent(struct kernfs_node *kn) {
         if (bpf_core_field_exists(((struct kernfs_node___rcu_parent *)0)->__parent))
                 return BPF_CORE_READ((struct kernfs_node___rcu_parent *)kn, __parent);
@@ -241,11 +253,11 @@ static int knob_of(struct file *file, __u64 *ret_ino, __u32 *ret_dev) {
         return 1;
 }
 
-static int record_write(__u64 ino, __u32 sb_dev, long ret) {
+static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value) {
         struct task_struct *t;
         struct write_probe_record *r;
         unsigned long args, args_end;
-        __u32 missed;
+        __u32 missed, quiet = sb_dev == quiet_sb_dev;
 
         if (ret <= 0) /* refused or empty: nothing changed */
                 return 0;
@@ -270,7 +282,16 @@ static int record_write(__u64 ino, __u32 sb_dev, long ret) {
         r->mntns = BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum);
         r->euid = BPF_CORE_READ(t, cred, euid.val);
         r->cgroup_id = bpf_get_current_cgroup_id();
+        r->flags = quiet ? WRITE_PROBE_RECORD_QUIET : 0;
         r->pad = 0;
+        /* What was written, from the writer's own buffer: the value the daemon compares with its policy. */
+        r->value_len = 0;
+        if (value) {
+                __u32 len = ret > WRITE_PROBE_VALUE_LEN ? WRITE_PROBE_VALUE_LEN : (__u32)ret;
+
+                if (bpf_probe_read_user(r->value, len, value) == 0)
+                        r->value_len = len;
+        }
         bpf_get_current_comm(r->comm, sizeof(r->comm));
         read_cgroup(t, r);
 
@@ -285,17 +306,18 @@ static int record_write(__u64 ino, __u32 sb_dev, long ret) {
                 if (bpf_probe_read_user(r->cmdline, len, (const void *)args) == 0)
                         r->cmdline_len = len;
         }
-        bpf_ringbuf_submit(r, 0);
+        bpf_ringbuf_submit(r, quiet ? BPF_RB_NO_WAKEUP : 0);
         return 0;
 }
 
-static int note_write(struct file *file, long ret) {
+/* value: the writer's buffer, NULL where the hook has none. */
+static int note_write(struct file *file, long ret, const void *value) {
         __u64 ino;
         __u32 dev;
 
         if (ret <= 0 || !knob_of(file, &ino, &dev))
                 return 0;
-        return record_write(ino, dev, ret);
+        return record_write(ino, dev, ret, value);
 }
 
 /* Linux 5.11 and later: ssize_t kernfs_fop_write_iter(struct kiocb *, struct iov_iter *) */
@@ -303,13 +325,13 @@ SEC("fexit/kernfs_fop_write_iter")
 int write_iter_exit(unsigned long long *ctx) {
         struct kiocb *iocb = (struct kiocb *)ctx[0];
 
-        return note_write(BPF_CORE_READ(iocb, ki_filp), (long)ctx[2]);
+        return note_write(BPF_CORE_READ(iocb, ki_filp), (long)ctx[2], NULL);
 }
 
 /* Before 5.11: ssize_t kernfs_fop_write(struct file *, const char __user *, size_t, loff_t *) */
 SEC("fexit/kernfs_fop_write")
 int write_exit(unsigned long long *ctx) {
-        return note_write((struct file *)ctx[0], (long)ctx[4]);
+        return note_write((struct file *)ctx[0], (long)ctx[4], NULL);
 }
 
 struct fdtable {
@@ -325,26 +347,41 @@ struct task_struct___files {
         struct files_struct *files;
 } __attribute__((preserve_access_index));
 
-/* Where the kernel keeps a syscall's number and first argument, per architecture. */
+/* Where the kernel keeps a syscall's number and first two arguments, per architecture. */
 #if defined(__TARGET_ARCH_x86)
 struct pt_regs {
         unsigned long di;
+        unsigned long si;
         unsigned long orig_ax;
 } __attribute__((preserve_access_index));
 #define SYSCALL_NR(regs)   ((long)BPF_CORE_READ(regs, orig_ax))
 #define SYSCALL_ARG1(regs) BPF_CORE_READ(regs, di)
+#define SYSCALL_ARG2(regs) BPF_CORE_READ(regs, si)
 #elif defined(__TARGET_ARCH_arm64)
 struct pt_regs {
+        unsigned long regs[31];
         unsigned long orig_x0;
         int syscallno;
 } __attribute__((preserve_access_index));
 #define SYSCALL_NR(regs)   ((long)BPF_CORE_READ(regs, syscallno))
 #define SYSCALL_ARG1(regs) BPF_CORE_READ(regs, orig_x0)
+#define SYSCALL_ARG2(regs) BPF_CORE_READ(regs, regs[1])
 #else
 #error "the BPF write probe knows the syscall registers of x86 and arm64 only"
 #endif
 
-/* sys_exit(struct pt_regs *regs, long ret): the syscall's number and first argument are in regs. */
+struct iovec {
+        void *iov_base;
+        unsigned long iov_len;
+};
+
+/*
+ * sys_exit(struct pt_regs *regs, long ret): the syscall's number and
+ * arguments are in regs. Here the record comes after the write's inotify
+ * event, so it carries the value written (write(2)'s buffer, or the first
+ * iovec's): the daemon tells by it a write of its policy's own value, whose
+ * record may come after the knob was read compliant, from a drift's.
+ */
 SEC("raw_tp/sys_exit")
 int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
         struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
@@ -352,6 +389,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
         struct task_struct___files *t;
         struct fdtable *fdt;
         struct file **fds, *file = NULL;
+        const void *value;
         unsigned long fd;
 
         if (ret <= 0)
@@ -368,7 +406,16 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
         fds = BPF_CORE_READ(fdt, fd);
         if (bpf_probe_read_kernel(&file, sizeof(file), fds + fd) < 0 || !file)
                 return 0;
-        return note_write(file, ret);
+        value = (const void *)SYSCALL_ARG2(regs);
+        if (nr != __NR_write && nr != __NR_pwrite64) {
+                struct iovec iov = {};
+
+                if (bpf_probe_read_user(&iov, sizeof(iov), value) < 0 || iov.iov_len < (unsigned long)ret)
+                        value = NULL; /* the first iovec does not hold all that was written: no value */
+                else
+                        value = iov.iov_base;
+        }
+        return note_write(file, ret, value);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

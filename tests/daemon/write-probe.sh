@@ -14,7 +14,10 @@
 #     what checks that it still reaches its record);
 #  5. where BPF cannot be had, it falls back cleanly: bpf() refused (a
 #     seccomp filter) or no BTF (/sys/kernel/btf hidden) gives fanotify,
-#     says why, and still corrects and names a writer on this mount.
+#     says why, and still corrects and names a writer on this mount;
+#  6. a write of the policy's own value, right before a drift, is never
+#     named as the drift's writer (its record needs no wakeup, and may be
+#     read only with the drift's).
 set -euo pipefail
 source "$SRCDIR/tests/lib/daemon.sh"
 : "${REFUSE_BPF:?REFUSE_BPF is not set: run this test through ctest}"
@@ -83,6 +86,37 @@ done
 event_lines corrected knob=enabled observed=always writer_comm=sh >"$TMP/named.log"
 writers_named 99 "one-shot writers, reaped at once, both CPUs busy" "$TMP/named.log" "${pids[@]}"
 ! grep -q "writer_pid=$DAEMON_PID " "$TMP/daemon.log" || fail "the daemon named itself as a writer"
+
+# ---- 6. A write of the policy's own value is never named for a drift. ----
+# Its record needs no wakeup, and on the syscall-exit hook it can come after
+# the compliant read: it must not be taken for the writer of the drift that
+# follows. Each round: `compliant` writes madvise, then a one-shot sh drifts;
+# both CPUs busy, so the corrector and the writers meet in every order.
+cp /bin/echo "$TMP/compliant"
+hogs=()
+for _ in 1 2; do
+        (while :; do :; done) &
+        hogs+=($!)
+done
+on_exit "kill ${hogs[*]} 2>/dev/null || true"
+pids=()
+for ((i = 0; i < 50; i++)); do
+        "$TMP/compliant" madvise >"$THP/enabled"
+        sh -c 'echo always > "$1"' sh "$THP/enabled" &
+        pids+=($!)
+        wait $!
+        sleep 0.02
+done
+kill "${hogs[@]}" 2>/dev/null || true
+want=$((WRITERS + 1 + ${#pids[@]}))
+for ((i = 0; i < 300; i++)); do
+        [ "$(event_count corrected knob=enabled observed=always)" -ge "$want" ] && break
+        sleep 0.01
+done
+! grep -E "writer_comm=compliant( |$)" "$TMP/daemon.log" >&2 ||
+        fail "a writer of the policy's own value was named for a drift (above)"
+event_lines corrected knob=enabled observed=always writer_comm=sh >"$TMP/named.log"
+writers_named 99 "drifts right after a write of the policy's own value" "$TMP/named.log" "${pids[@]}"
 daemon_stop
 
 # ---- 5. Where BPF cannot be had: fanotify, said, and still correcting. ----

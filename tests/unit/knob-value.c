@@ -99,11 +99,41 @@ static void test_offered_string(void **state) {
         assert_string_equal(buf, "always madvise never");
 }
 
+#define SETS(type, lit, word) knob_value_write_sets(type, lit, sizeof(lit) - 1, word)
+
+/* What a write(2) sets, as the kernel parses it: what the probe's value is compared by. */
+static void test_write_sets(void **state) {
+        /* The forms measured on 6.18: the bare word, with one newline or none. */
+        assert_true(SETS(KNOB_CHOICE, "madvise\n", "madvise"));
+        assert_true(SETS(KNOB_CHOICE, "madvise", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, "always\n", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, "madvis", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, "madvise extra", "madvise"));
+        /* What the kernel refuses with EINVAL sets nothing. */
+        assert_false(SETS(KNOB_CHOICE, "[madvise]", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, " madvise", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, "MADVISE", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, "madvise\n\n", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, "madvise\0", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, "", "madvise"));
+        assert_false(SETS(KNOB_CHOICE, "\n", "madvise"));
+        /* Numbers as kstrtoul() reads them: leading zeros and a '+' too. */
+        assert_true(SETS(KNOB_BOOL, "0\n", "0"));
+        assert_true(SETS(KNOB_BOOL, "+0", "0"));
+        assert_true(SETS(KNOB_UINT, "0511\n", "511"));
+        assert_false(SETS(KNOB_BOOL, "1\n", "0"));
+        assert_false(SETS(KNOB_BOOL, "+", "0"));
+        assert_false(SETS(KNOB_BOOL, "-0", "0"));
+        assert_false(SETS(KNOB_UINT, "5 11", "511"));
+        assert_false(SETS(KNOB_UINT, "18446744073709551616", "0")); /* 2^64: refused, not 0 */
+        /* A policy word that is not a number matches no number. */
+        assert_false(SETS(KNOB_UINT, "1", "one"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_choice_real_reads),
-                cmocka_unit_test(test_choice_hostile),
-                cmocka_unit_test(test_numbers),
+                cmocka_unit_test(test_write_sets),     cmocka_unit_test(test_choice_real_reads),
+                cmocka_unit_test(test_choice_hostile), cmocka_unit_test(test_numbers),
                 cmocka_unit_test(test_offered_string),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,11 +117,38 @@ static void test_record_is(void **state) {
         assert_false(write_probe_record_is(&r, 4026531836, 100));
 }
 
+/* The value a record carries: whole or not at all, and only as the kernel parses it. */
+static void test_record_sets(void **state) {
+        struct write_probe_record r = { .ret = 8, .value_len = 8 };
+
+        memcpy(r.value, "madvise\n", 8);
+        assert_true(write_probe_record_sets(&r, KNOB_CHOICE, "madvise"));
+        assert_false(write_probe_record_sets(&r, KNOB_CHOICE, "never"));
+        /* Written longer than what was read: cut, so nothing is known of it. */
+        r.ret = 40;
+        assert_false(write_probe_record_sets(&r, KNOB_CHOICE, "madvise"));
+        /* fexit reads no value. */
+        r.ret = 8;
+        r.value_len = 0;
+        assert_false(write_probe_record_sets(&r, KNOB_CHOICE, "madvise"));
+        /* Lengths no program writes. */
+        r.value_len = sizeof(r.value) + 1;
+        r.ret = (int64_t)r.value_len;
+        assert_false(write_probe_record_sets(&r, KNOB_CHOICE, "madvise"));
+        r.value_len = 8;
+        r.ret = -22;
+        assert_false(write_probe_record_sets(&r, KNOB_CHOICE, "madvise"));
+        /* A full-length value that is a number, as khugepaged/defrag reads it. */
+        memset(r.value, '0', sizeof(r.value));
+        r.value_len = sizeof(r.value);
+        r.ret = (int64_t)r.value_len;
+        assert_true(write_probe_record_sets(&r, KNOB_BOOL, "0"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_fdinfo),
-                cmocka_unit_test(test_writer),
-                cmocka_unit_test(test_writer_hostile),
+                cmocka_unit_test(test_record_sets), cmocka_unit_test(test_fdinfo),
+                cmocka_unit_test(test_writer),      cmocka_unit_test(test_writer_hostile),
                 cmocka_unit_test(test_record_is),
         };
 
