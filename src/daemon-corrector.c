@@ -175,10 +175,12 @@ static bool sleep_until(Daemon *d, uint64_t usec) {
  * has nothing, the ring has something or the time is up.
  */
 _hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, int timeout_ms) {
-        struct pollfd p[3] = { { .fd = fd, .events = POLLIN },
+        struct pollfd p[4] = { { .fd = fd, .events = POLLIN },
                                { .fd = d->open_notice_fd, .events = POLLIN },
-                               { .fd = daemon_write_probe_fd(d), .events = POLLIN } };
+                               { .fd = daemon_write_probe_fd(d), .events = POLLIN },
+                               { .fd = d->corrector_wake_fd, .events = POLLIN } };
         char notices[64];
+        uint64_t wakes;
         int n;
 
         if (p[1].fd < 0 && p[2].fd < 0)
@@ -188,6 +190,8 @@ _hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, 
                 return -1;
         if (p[1].revents & POLLIN)
                 (void)!read(d->open_notice_fd, notices, sizeof(notices));
+        if (p[3].revents & POLLIN)
+                (void)!read(d->corrector_wake_fd, &wakes, sizeof(wakes));
         if (!(p[0].revents & POLLIN)) {
                 if (p[2].fd >= 0)
                         return 0;
@@ -197,7 +201,17 @@ _hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, 
         return read(fd, buf, size);
 }
 
-/* Whether a drift the thread corrected still waits for its writer's record (under the lock). */
+void daemon_corrector_await(Daemon *d, size_t i) {
+        uint64_t one = 1;
+
+        if (!d->probe || d->knobs[i].corrector_awaits_record)
+                return;
+        d->knobs[i].corrector_awaits_record = true;
+        /* Asleep without a timeout, it would not look before its next event. */
+        (void)!write(d->corrector_wake_fd, &one, sizeof(one));
+}
+
+/* Whether a drift corrected still waits for its writer's record (under the lock). */
 static bool records_awaited(Daemon *d, bool give_up) {
         bool any = false;
 

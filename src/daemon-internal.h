@@ -113,10 +113,11 @@ typedef struct TrackedKnob {
         uint64_t corrector_read_seq; /* probe_seq when the corrector read it */
         bool corrector_recheck;      /* an event came while it waited: the loop checks the knob */
         /*
-         * It corrected a drift no record had named yet: on the syscall-exit
-         * hook the writer's record comes when the writer leaves write(2),
-         * unannounced (write-probe-record.h: WRITE_PROBE_RECORD_QUIET), so
-         * the thread looks for it on a timer until it is in.
+         * A drift was corrected (by the thread, or by the loop) that no
+         * record had named yet: on the syscall-exit hook the writer's record
+         * comes when the writer leaves write(2), unannounced
+         * (write-probe-record.h: WRITE_PROBE_RECORD_QUIET), so the thread
+         * looks for it on a timer until it is in.
          */
         bool corrector_awaits_record;
         EnforceOutcome corrector_outcome;
@@ -154,6 +155,7 @@ struct Daemon {
         bool corrector_running;
         atomic_bool corrector_stop;        /* the thread is to return */
         int corrector_fd;                  /* eventfd: the thread has outcomes for the loop */
+        int corrector_wake_fd;             /* eventfd: the loop has the thread look for a record */
         sd_event_source *corrector_source; /* the loop's end of it */
         RateLimit corrector_ratelimit;     /* the thread's wakeups; its burst lowered in a fight */
         atomic_bool corrector_busy;        /* the thread holds events it has not decoded yet */
@@ -218,6 +220,11 @@ int daemon_corrector_start(Daemon *d);
 void daemon_corrector_stop(Daemon *d);
 /* Phase one of every check: knob i corrected (or audited); false, and nothing read, in a fight's backoff. */
 bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret);
+/*
+ * Under the lock: a drift of knob i was corrected and its writer's record
+ * is not in yet; the thread looks for it (WRITE_PROBE_AWAIT_FIRST_MSEC).
+ */
+void daemon_corrector_await(Daemon *d, size_t i);
 /* The same, whatever the backoff says: a fight's window closing. */
 void daemon_enforce_knob(Daemon *d, size_t i, EnforceOutcome *ret);
 /*
@@ -258,6 +265,8 @@ const Writer *daemon_writer_of(Daemon *d, size_t i);
 /* The writer of a write read just before the knob last read compliant, if that was moments ago. */
 const Writer *daemon_writer_just_before(Daemon *d, size_t i);
 void daemon_writer_forget(Daemon *d, size_t i);
+/* A record named the knob's writer: it names no later drift (a newer write's record or event does). */
+void daemon_writer_used(Daemon *d, size_t i);
 void daemon_writers_free(Daemon *d);
 
 /* daemon-sandbox.c: Landlock before the writer gate and any event source, seccomp right after the gate */

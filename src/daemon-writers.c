@@ -259,6 +259,10 @@ void daemon_writer_forget(Daemon *d, size_t i) {
         d->knobs[i].writer_fresh = false;
 }
 
+void daemon_writer_used(Daemon *d, size_t i) {
+        d->knobs[i].writer_fresh = false;
+}
+
 void daemon_writers_mark(Daemon *d, size_t i) {
         TrackedKnob *rt = &d->knobs[i];
         struct stat st;

@@ -194,6 +194,13 @@ static void write_record(Daemon *d, size_t i, const PendingRecord *r, const Writ
                 log_correction(d, i, &r->outcome, r->trigger, w);
         if (r->fight)
                 log_fight_begins(d, i, r->outcome.before.actual, w);
+        /*
+         * One write, one record: its writer names no later drift. A record
+         * that waited for its writer is written after the knob read
+         * compliant again, and nothing else would forget that writer.
+         */
+        if (w)
+                daemon_writer_used(d, i);
 }
 
 /*
@@ -214,6 +221,7 @@ static void record(Daemon *d, size_t i, const PendingRecord *r) {
         }
         d->knobs[i].pending = *r;
         d->knobs[i].record_pending = true;
+        daemon_corrector_await(d, i);
         await_writers(d, true);
 }
 
@@ -660,6 +668,9 @@ static int setup_knob_watch(Daemon *d) {
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot add the corrector's eventfd to the event loop");
         (void)sd_event_source_set_description(d->corrector_source, "knob-corrections");
+        d->corrector_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (d->corrector_wake_fd < 0)
+                return log_error_errno(&d->log, -errno, "cannot create the corrector's eventfd");
         d->corrector_ratelimit =
             RATELIMIT_INIT(CORRECTOR_RATELIMIT_INTERVAL_USEC, CORRECTOR_RATELIMIT_BURST);
         return 0;
@@ -700,6 +711,8 @@ Daemon *daemon_free(Daemon *d) {
         event_source_disable_unref(d->corrector_source);
         if (d->corrector_fd >= 0)
                 close(d->corrector_fd);
+        if (d->corrector_wake_fd >= 0)
+                close(d->corrector_wake_fd);
         event_source_disable_unref(d->config_source);
         event_source_disable_unref(d->recheck_timer);
         event_source_disable_unref(d->reload_timer);
@@ -749,7 +762,8 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                 return log_error_errno(log, -ENOMEM, "cannot allocate the daemon");
         d->options = o;
         d->log = *log;
-        d->write_fd = d->gate_fd = d->corrector_fd = d->open_notice_fd = d->open_notice_write_fd = -1;
+        d->write_fd = d->gate_fd = d->corrector_fd = d->corrector_wake_fd = d->open_notice_fd =
+            d->open_notice_write_fd = -1;
         r = pthread_mutex_init(&d->lock, NULL);
         if (r > 0)
                 return log_error_errno(log, -r, "cannot create the daemon's lock");

@@ -1,0 +1,106 @@
+#!/bin/bash
+# The daemon's side of the BPF write probe, fed by a probe of the test's own
+# (tests/helpers/probe-inject.c: a real BPF ring and link, records put in
+# when the test says): what the real probe on this kernel cannot be made to
+# do on cue. A write through the daemon's own sysfs mount is announced by
+# inotify alone (its record asks for no wakeup), and on the syscall-exit
+# hook of a preemptible kernel the record comes after the correction. So:
+#  1. a drift whose record comes 100 ms after it was corrected, unannounced,
+#     is named after that record's writer (the corrector looks for it),
+#     whether the corrector thread or the loop corrected it;
+#  2. a record of a write of the policy's own value, followed by a drift
+#     whose record comes late, names the drift's writer, not the other;
+#  3. a drift whose record never comes is recorded with no writer after
+#     1 s, and the corrector stops looking: a bounded number of wakeups,
+#     then none.
+set -euo pipefail
+source "$SRCDIR/tests/lib/daemon.sh"
+: "${PROBE_INJECT:?PROBE_INJECT is not set: run this test through ctest}"
+real_sysfs_begin
+
+thp_set enabled madvise
+thp_set defrag madvise
+thp_set khugepaged/defrag 0
+write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
+thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = false; }; };'
+mkfifo "$TMP/inject" "$TMP/inject.ack"
+"$PROBE_INJECT" "$THP" "$TMP/inject" true 2>"$TMP/probe.err" || {
+        rc=$?
+        [ "$rc" -eq 125 ] && skip "no BPF ring or program here: $(cat "$TMP/probe.err")"
+        fail "probe-inject failed ($rc): $(cat "$TMP/probe.err")"
+}
+daemon_start_cmd "$PROBE_INJECT" "$THP" "$TMP/inject" "$THPGUARDD" --config "$POLICY" --log-target=console
+has_event write_source write_source=bpf ||
+        fail "the daemon did not take the passed probe: $(grep -m1 'write source' "$TMP/daemon.log")"
+ino=$(stat -c %i "$THP/enabled")
+
+# inject KEY=VALUE...: one record into the ring (probe-inject.c says the keys).
+inject() {
+        local ack
+        echo "$*" >"$TMP/inject"
+        read -r -t 5 ack <"$TMP/inject.ack" || fail "probe-inject did not answer"
+        [ "$ack" = ok ] || fail "probe-inject could not inject $*: $(cat "$TMP/daemon.log" | grep probe-inject)"
+}
+# drift [trunc]: a one-shot writer sets enabled to always, and the daemon
+# puts it back. Opened without O_TRUNC (sh's <>): one event, the write's,
+# which the corrector thread corrects. With trunc (sh's >): the truncation's
+# event comes first and the knob reads compliant, and the write's event
+# comes while that outcome waits for the loop, which then corrects it itself.
+drift() {
+        if [ "${1:-}" = trunc ]; then
+                sh -c 'echo always > "$1"' sh "$THP/enabled"
+        else
+                sh -c 'echo always 1<> "$1"' sh "$THP/enabled"
+        fi
+        thp_wait_for enabled madvise 1 || fail "a drift of enabled was not corrected within 1 s"
+}
+
+# ---- 1. A record that comes after the correction, unannounced. ----
+pid=4242
+for how in plain trunc trunc trunc trunc; do
+        drift $how
+        sleep 0.1
+        inject ino="$ino" pid=$pid comm=latewriter 'value=always\n'
+        wait_event 1 corrected knob=enabled observed=always trigger=inotify writer_pid=$pid writer_comm=latewriter
+        pid=$((pid + 1))
+done
+echo "a record 100 ms after its drift was corrected (by the thread, or by the loop after a truncation), with no wakeup: the drift named after it, 5 of 5"
+
+# ---- 2. The policy's own value, then a drift whose record is late. ----
+inject ino="$ino" pid=5151 comm=compliant 'value=madvise\n'
+drift
+sleep 0.1
+inject ino="$ino" pid=6161 comm=drifter value=always
+wait_event 1 corrected knob=enabled observed=always writer_pid=6161 writer_comm=drifter
+! grep -E "writer_comm=compliant( |$)" "$TMP/daemon.log" >&2 ||
+        fail "the writer of the policy's own value was named for a drift (above)"
+echo "a write of the policy's own value, then a late drift record: the drift's writer named"
+
+# ---- 3. A record that never comes. ----
+corrector_tid() {
+        local t
+        for t in /proc/"$DAEMON_PID"/task/*; do
+                [ "$(cat "$t/comm" 2>/dev/null)" = thpguardd-corr ] && echo "${t##*/}" && return 0
+        done
+        fail "no thread thpguardd-corr in $DAEMON_PID"
+}
+switches() { sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' "/proc/$DAEMON_PID/task/$tid/status"; }
+tid=$(corrector_tid)
+before=$(switches)
+n=$(event_count corrected knob=enabled)
+drift
+wait_until 3 event_count_ge $((n + 1)) corrected knob=enabled ||
+        fail "the drift with no record was not recorded within 3 s"
+event_lines corrected knob=enabled | tail -1 | grep -q 'writer_' &&
+        fail "a drift with no record was named: $(event_lines corrected knob=enabled | tail -1)"
+sleep 0.5
+looked=$(($(switches) - before))
+sleep 2
+[ "$(switches)" -eq "$((before + looked))" ] ||
+        fail "the corrector still wakes 1.5 s after a drift whose record never came: $looked, then $(($(switches) - before))"
+# The drift, our write's echo, and at most ten looks (1 ms doubling to 1 s); a few to spare.
+[ "$looked" -ge 3 ] && [ "$looked" -le 16 ] ||
+        fail "the corrector woke $looked times for a drift whose record never came (want 3..16)"
+echo "a record that never comes: the drift recorded with no writer after 1 s; the corrector looked $looked times, then slept"
+
+daemon_stop

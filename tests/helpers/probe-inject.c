@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe-inject THP_DIR FIFO CMD [ARG...]: runs CMD (thpguardd) with a BPF
+ * write probe of the test's own, whose records the test writes, one line
+ * on FIFO each: what the real probe hands the daemon, at the moment the
+ * test chooses. It is for what the real probe on this machine's kernel
+ * cannot be made to do on cue: a record that comes after the drift was
+ * corrected (a writer preempted inside write(2) on a preemptible kernel,
+ * before the syscall-exit hook ran), or one that never comes.
+ *
+ * The ring is a real BPF ring buffer of the probe's size, the link a real
+ * BPF link (a program that does nothing, on the rare raw tracepoint
+ * task_rename), passed at 3 and 4 with LISTEN_FDS, LISTEN_PID and
+ * LISTEN_FDNAMES as the unit's fd store passes them (unit-exec.c). A
+ * record is put in the ring by a program run with BPF_PROG_TEST_RUN, so
+ * the ring wakes its reader exactly as the real probe's does, or not
+ * (quiet=1: BPF_RB_NO_WAKEUP).
+ *
+ * A line: space-separated key=value, every key optional: ino= (the knob's
+ * inode), sb=own|other (the superblock the write went through: THP_DIR's,
+ * or another), quiet=0|1 (default: 1 for sb=own, as the probe does),
+ * pid= (the writer's tgid), comm=, value= (what was written; \n for a
+ * newline). After each record the helper writes "ok" to FIFO.ack.
+ *
+ * The helper forks: the parent becomes CMD, with this pid, and a child
+ * serves FIFO until CMD exits (its pidfd). Exit 125 if the kernel
+ * or our privileges give no BPF, 127 if CMD cannot be run.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "thpguard/write-probe-record.h"
+#include "thpguard/write-probe.h"
+
+/* The array map's one value: the record, then the ring's submit flags. */
+struct slot {
+        struct write_probe_record record;
+        __u64 flags;
+};
+
+static int sys_bpf(int cmd, union bpf_attr *attr) {
+        return (int)syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+static int map_create(__u32 type, __u32 value_size, __u32 max_entries) {
+        union bpf_attr a = { .map_type = type,
+                             .key_size = type == BPF_MAP_TYPE_RINGBUF ? 0 : 4,
+                             .value_size = value_size,
+                             .max_entries = max_entries };
+
+        return sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static int prog_load(const struct bpf_insn *insns, size_t n) {
+        static char log[4096];
+        union bpf_attr a = { .prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
+                             .insns = (__u64)(unsigned long)insns,
+                             .insn_cnt = (__u32)n,
+                             .license = (__u64)(unsigned long)"GPL",
+                             .log_buf = (__u64)(unsigned long)log,
+                             .log_size = sizeof(log),
+                             .log_level = 1 };
+        int fd = sys_bpf(BPF_PROG_LOAD, &a);
+
+        if (fd < 0 && log[0])
+                fprintf(stderr, "probe-inject: the verifier said:\n%s\n", log);
+        return fd;
+}
+
+/* ring_output(ring, &slot.record, sizeof(record), slot.flags): the probe's submit, on cue. */
+static int load_injector(int ring_fd, int array_fd) {
+        const struct bpf_insn insns[] = {
+                { .code = BPF_LD | BPF_DW | BPF_IMM,
+                  .dst_reg = BPF_REG_1,
+                  .src_reg = BPF_PSEUDO_MAP_FD,
+                  .imm = ring_fd },
+                {},
+                { .code = BPF_LD | BPF_DW | BPF_IMM,
+                  .dst_reg = BPF_REG_2,
+                  .src_reg = BPF_PSEUDO_MAP_VALUE,
+                  .imm = array_fd },
+                { .imm = 0 }, /* offset 0 in the value */
+                { .code = BPF_LDX | BPF_MEM | BPF_DW,
+                  .dst_reg = BPF_REG_4,
+                  .src_reg = BPF_REG_2,
+                  .off = offsetof(struct slot, flags) },
+                { .code = BPF_ALU64 | BPF_MOV | BPF_K,
+                  .dst_reg = BPF_REG_3,
+                  .imm = sizeof(struct write_probe_record) },
+                { .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_ringbuf_output },
+                { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+                { .code = BPF_JMP | BPF_EXIT },
+        };
+
+        return prog_load(insns, sizeof(insns) / sizeof(insns[0]));
+}
+
+/* A link the daemon can hold, as it holds the probe's: a program that does nothing, on a rare tracepoint. */
+static int make_link(void) {
+        const struct bpf_insn insns[] = {
+                { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+                { .code = BPF_JMP | BPF_EXIT },
+        };
+        int prog = prog_load(insns, 2), link;
+        union bpf_attr a = {};
+
+        if (prog < 0)
+                return -1;
+        a.raw_tracepoint.name = (__u64)(unsigned long)"task_rename";
+        a.raw_tracepoint.prog_fd = (__u32)prog;
+        link = sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &a);
+        close(prog);
+        return link;
+}
+
+/* value=: the bytes written, with \n for a newline and \\ for a backslash. */
+static void parse_value(const char *s, struct write_probe_record *r) {
+        __u32 n = 0;
+
+        for (; *s && n < sizeof(r->value); s++) {
+                char c = *s;
+
+                if (c == '\\' && s[1] == 'n')
+                        c = '\n', s++;
+                else if (c == '\\' && s[1] == '\\')
+                        s++;
+                r->value[n++] = c;
+        }
+        r->value_len = n;
+        r->ret = n;
+}
+
+static int parse_line(char *line, __u32 own_sb_dev, struct slot *ret) {
+        struct slot s = { .record = { .cgroup_depth = 0 } };
+        int quiet = -1;
+
+        s.record.sb_dev = own_sb_dev;
+        for (char *save = NULL, *kv = strtok_r(line, " \n", &save); kv; kv = strtok_r(NULL, " \n", &save)) {
+                char *v = strchr(kv, '=');
+
+                if (!v)
+                        return -EINVAL;
+                *v++ = '\0';
+                if (strcmp(kv, "ino") == 0)
+                        s.record.ino = strtoull(v, NULL, 10);
+                else if (strcmp(kv, "sb") == 0)
+                        s.record.sb_dev = strcmp(v, "own") == 0 ? own_sb_dev : own_sb_dev + 1;
+                else if (strcmp(kv, "quiet") == 0)
+                        quiet = atoi(v);
+                else if (strcmp(kv, "pid") == 0)
+                        s.record.tgid = s.record.ns_tgid = (__u32)strtoul(v, NULL, 10);
+                else if (strcmp(kv, "comm") == 0)
+                        snprintf(s.record.comm, sizeof(s.record.comm), "%s", v);
+                else if (strcmp(kv, "value") == 0)
+                        parse_value(v, &s.record);
+                else
+                        return -EINVAL;
+        }
+        if (quiet < 0)
+                quiet = s.record.sb_dev == own_sb_dev;
+        s.record.flags = quiet ? WRITE_PROBE_RECORD_QUIET : 0;
+        s.flags = quiet ? BPF_RB_NO_WAKEUP : 0;
+        *ret = s;
+        return 0;
+}
+
+static int inject(int prog_fd, int array_fd, const struct slot *s) {
+        __u32 key = 0;
+        union bpf_attr up = { .map_fd = (__u32)array_fd,
+                              .key = (__u64)(unsigned long)&key,
+                              .value = (__u64)(unsigned long)s };
+        union bpf_attr run = {};
+
+        if (sys_bpf(BPF_MAP_UPDATE_ELEM, &up) < 0)
+                return -errno;
+        run.test.prog_fd = (__u32)prog_fd;
+        return sys_bpf(BPF_PROG_TEST_RUN, &run) < 0 ? -errno : 0;
+}
+
+/* One line: its record into the ring, and "ok" (or "error") on the ack FIFO. */
+static void inject_line(char *line, __u32 own_sb_dev, int prog_fd, int array_fd, int ack) {
+        struct slot s;
+        int r = parse_line(line, own_sb_dev, &s);
+
+        if (r == 0)
+                r = inject(prog_fd, array_fd, &s);
+        if (r < 0)
+                fprintf(stderr, "probe-inject: record not injected: %s\n", strerror(-r));
+        (void)!write(ack, r == 0 ? "ok\n" : "error\n", r == 0 ? 3 : 6);
+}
+
+/* The child: one record a line, until the daemon (our parent) is gone. */
+static int serve(const char *fifo, pid_t parent, __u32 own_sb_dev, int prog_fd, int array_fd) {
+        char ack_path[4096], buf[4096];
+        size_t have = 0;
+        int in, ack;
+        struct pollfd p[2];
+
+        snprintf(ack_path, sizeof(ack_path), "%s.ack", fifo);
+        /* Read-write: neither end ever sees the other close, so nobody blocks in open(). */
+        in = open(fifo, O_RDWR | O_CLOEXEC);
+        ack = open(ack_path, O_RDWR | O_CLOEXEC);
+        /*
+         * Not PR_SET_PDEATHSIG: the daemon confines itself with Landlock,
+         * whose signal scope keeps it from signalling us, its death signal
+         * included. Its pidfd says when it is gone.
+         */
+        p[1].fd = (int)syscall(SYS_pidfd_open, parent, 0);
+        if (in < 0 || ack < 0 || p[1].fd < 0) {
+                fprintf(stderr, "probe-inject: %s: %s\n",
+                        in < 0    ? fifo
+                        : ack < 0 ? ack_path
+                                  : "pidfd_open",
+                        strerror(errno));
+                return 1;
+        }
+        p[0] = (struct pollfd){ .fd = in, .events = POLLIN };
+        p[1].events = POLLIN;
+        while (poll(p, 2, -1) >= 0 && !(p[1].revents & POLLIN)) {
+                ssize_t n = read(in, buf + have, sizeof(buf) - 1 - have);
+                char *nl;
+
+                if (n <= 0)
+                        continue;
+                have += (size_t)n;
+                while ((nl = memchr(buf, '\n', have))) {
+                        size_t len = (size_t)(nl - buf) + 1;
+
+                        *nl = '\0';
+                        if (buf[0] != '\0')
+                                inject_line(buf, own_sb_dev, prog_fd, array_fd, ack);
+                        memmove(buf, buf + len, have - len);
+                        have -= len;
+                }
+                if (have == sizeof(buf) - 1) /* a line longer than any record: dropped */
+                        have = 0;
+        }
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        int ring_fd, array_fd, prog_fd, link_fd;
+        struct stat st;
+        __u32 own_sb_dev;
+        char pid[32];
+        pid_t parent = getpid(), child;
+
+        if (argc < 4) {
+                fprintf(stderr, "usage: probe-inject THP_DIR FIFO CMD [ARG...]\n");
+                return 2;
+        }
+        if (stat(argv[1], &st) < 0) {
+                fprintf(stderr, "probe-inject: %s: %s\n", argv[1], strerror(errno));
+                return 2;
+        }
+        own_sb_dev = major(st.st_dev) << 20 | minor(st.st_dev);
+        ring_fd = map_create(BPF_MAP_TYPE_RINGBUF, 0, WRITE_PROBE_RING_BYTES);
+        array_fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(struct slot), 1);
+        prog_fd = ring_fd >= 0 && array_fd >= 0 ? load_injector(ring_fd, array_fd) : -1;
+        link_fd = prog_fd >= 0 ? make_link() : -1;
+        if (link_fd < 0) {
+                fprintf(stderr, "probe-inject: no BPF here: %s\n", strerror(errno));
+                return 125;
+        }
+
+        child = fork();
+        if (child < 0) {
+                perror("probe-inject: fork");
+                return 125;
+        }
+        if (child == 0) {
+                int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+                close(ring_fd);
+                close(link_fd);
+                /* Not the test's stdout: whoever reads it to its end must not wait for us. */
+                if (null >= 0)
+                        dup2(null, STDOUT_FILENO);
+                _exit(serve(argv[2], parent, own_sb_dev, prog_fd, array_fd));
+        }
+        close(prog_fd);
+        close(array_fd);
+        /* As the fd store passes them: the ring at 3, the link at 4, no close-on-exec. */
+        ring_fd = fcntl(ring_fd, F_DUPFD, 10);
+        link_fd = fcntl(link_fd, F_DUPFD, 10);
+        if (ring_fd < 0 || link_fd < 0 || dup2(ring_fd, 3) != 3 || dup2(link_fd, 4) != 4) {
+                perror("probe-inject: fds 3 and 4");
+                return 125;
+        }
+        close(ring_fd);
+        close(link_fd);
+        snprintf(pid, sizeof(pid), "%d", (int)getpid());
+        setenv("LISTEN_FDS", "2", 1);
+        setenv("LISTEN_PID", pid, 1);
+        setenv("LISTEN_FDNAMES", WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK, 1);
+        execvp(argv[3], argv + 3);
+        fprintf(stderr, "probe-inject: %s: %s\n", argv[3], strerror(errno));
+        return 127;
+}
