@@ -289,6 +289,9 @@ void daemon_writers_mark(Daemon *d, size_t i) {
         }
         rt->marked_dev = st.st_dev;
         rt->marked_ino = st.st_ino;
+        /* Our watch announces every write through this superblock: its records need not wake us. */
+        if (d->probe)
+                write_probe_quiet_superblock(d->probe, st.st_dev);
 }
 
 /* The gate is gone: its group closed, nobody is held; writers are looked up after their write from now on.

@@ -24,6 +24,29 @@ _hot_ int number_parse_u64(const char *s, size_t n, uint64_t *ret) {
         return 0;
 }
 
+int number_parse_hex_u64(const char *s, size_t n, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (n == 0 || n > 16)
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                unsigned digit;
+
+                if (c >= '0' && c <= '9')
+                        digit = (unsigned)(c - '0');
+                else if (c >= 'a' && c <= 'f')
+                        digit = (unsigned)(c - 'a' + 10);
+                else if (c >= 'A' && c <= 'F')
+                        digit = (unsigned)(c - 'A' + 10);
+                else
+                        return -EBADMSG;
+                v = v << 4 | digit;
+        }
+        *ret = v;
+        return 0;
+}
+
 unsigned number_percent(uint64_t part, uint64_t whole) {
         uint64_t rest = 0;
         unsigned q = 0;

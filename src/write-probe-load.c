@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The privileged half of the BPF write probe (write-probe.h): load, fill
- * the knob filter, attach, and hand back the link and the ring. Run once,
- * by thpguard-writer-groups (the unit's ExecStartPre=+) or by the daemon
- * before it drops, never again: the daemon only reads the ring.
+ * the knob filter, attach, and hand back the link, the ring and the config
+ * map. Run once, by thpguard-writer-groups (the unit's ExecStartPre=+) or
+ * by the daemon before it drops, never again: the daemon only reads the
+ * ring and writes the config map, both mapped.
  *
  * Built only where clang, bpftool and libbpf were found at configure time
  * (src/CMakeLists.txt); elsewhere write-probe-load-none.c says so.
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -99,17 +99,13 @@ static const char *const hook_name[_HOOK_MAX] = {
         [HOOK_SYSCALL_EXIT] = "syscall-exit",
 };
 
-/*
- * Opens and loads the program of one hook alone; quiet_sb_dev is the
- * kernel's number of the superblock whose writes need no wakeup.
- */
-static int open_and_load(Hook hook, uint32_t quiet_sb_dev, struct write_probe_bpf **ret) {
+/* Opens and loads the program of one hook alone. */
+static int open_and_load(Hook hook, struct write_probe_bpf **ret) {
         struct write_probe_bpf *skel = write_probe_bpf__open();
         int r;
 
         if (!skel)
                 return errno > 0 ? -errno : -ENOMEM;
-        skel->rodata->quiet_sb_dev = quiet_sb_dev;
         bpf_program__set_autoload(skel->progs.write_iter_exit, hook == HOOK_FEXIT_WRITE_ITER);
         bpf_program__set_autoload(skel->progs.write_exit, hook == HOOK_FEXIT_WRITE);
         bpf_program__set_autoload(skel->progs.sys_exit, hook == HOOK_SYSCALL_EXIT);
@@ -145,12 +141,10 @@ static int attach(struct write_probe_bpf *skel, Hook hook, int *ret_fd) {
 
 int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t why_size) {
         _cleanup_(destroy) struct write_probe_bpf *skel = NULL;
-        _cleanup_close_ int dirfd = -EBADF, ring_fd = -EBADF;
+        _cleanup_close_ int dirfd = -EBADF, ring_fd = -EBADF, config_fd = -EBADF;
         struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
         int link_fd = -EBADF, errors[_HOOK_MAX], r = -ENOENT;
         unsigned knobs = 0;
-        uint32_t quiet_sb_dev;
-        struct stat st;
         Hook hook;
 
         if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
@@ -159,23 +153,17 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
                 return r;
         }
         dirfd = open(thp_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dirfd < 0 || fstat(dirfd, &st) < 0) {
+        if (dirfd < 0) {
                 r = -errno;
                 snprintf(why, why_size, "%s: %s", thp_dir, strerror(-r));
                 return r;
         }
-        /*
-         * The superblock the daemon watches is the one of the thp_dir it is
-         * given too (the unit's helper and the daemon share the sysfs root),
-         * in the kernel's own numbering (MKDEV: major << 20 | minor).
-         */
-        quiet_sb_dev = major(st.st_dev) << 20 | minor(st.st_dev);
         libbpf_set_print(quiet);
         /* Before 5.11 a map is charged to RLIMIT_MEMLOCK; we are the privileged loader, for a moment. */
         (void)setrlimit(RLIMIT_MEMLOCK, &unlimited);
 
         for (hook = 0; hook < _HOOK_MAX; hook++) {
-                errors[hook] = r = open_and_load(hook, quiet_sb_dev, &skel);
+                errors[hook] = r = open_and_load(hook, &skel);
                 if (r < 0)
                         continue;
                 r = add_knobs(bpf_map__fd(skel->maps.knobs), dirfd, 1, &knobs);
@@ -204,13 +192,16 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
                 return r;
         }
         ring_fd = fcntl(bpf_map__fd(skel->maps.records), F_DUPFD_CLOEXEC, 3);
-        if (ring_fd < 0) {
+        config_fd = fcntl(bpf_map__fd(skel->maps.config), F_DUPFD_CLOEXEC, 3);
+        if (ring_fd < 0 || config_fd < 0) {
                 r = -errno;
-                snprintf(why, why_size, "cannot keep the probe's ring: %s", strerror(-r));
+                snprintf(why, why_size, "cannot keep the probe's maps: %s", strerror(-r));
                 close(link_fd);
                 return r;
         }
         snprintf(why, why_size, "%s", hook_name[hook]);
-        *ret = (WriteProbeFds){ .link_fd = link_fd, .ring_fd = TAKE_FD(ring_fd) };
+        *ret = (WriteProbeFds){ .link_fd = link_fd,
+                                .ring_fd = TAKE_FD(ring_fd),
+                                .config_fd = TAKE_FD(config_fd) };
         return 0;
 }

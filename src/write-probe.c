@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "thpguard/escape.h"
@@ -23,7 +24,9 @@
 #include "thpguard/number.h"
 
 /* include/uapi/linux/bpf.h, stable ABI */
+#define ARRAY_MAP_TYPE       2  /* BPF_MAP_TYPE_ARRAY */
 #define RINGBUF_MAP_TYPE     27 /* BPF_MAP_TYPE_RINGBUF */
+#define MAP_F_MMAPABLE       (1U << 10)
 #define RINGBUF_BUSY_BIT     (1U << 31)
 #define RINGBUF_DISCARD_BIT  (1U << 30)
 #define RINGBUF_HEADER_BYTES 8
@@ -62,6 +65,14 @@ int write_probe_fdinfo_parse(const char *buf, size_t len, WriteProbeFdinfo *ret)
                 } else if (KEY_IS("max_entries")) {
                         if (number_parse_u64(value, vlen, &info.max_entries) < 0)
                                 return -EINVAL;
+                } else if (KEY_IS("value_size")) {
+                        if (number_parse_u64(value, vlen, &info.value_size) < 0)
+                                return -EINVAL;
+                } else if (KEY_IS("map_flags")) {
+                        /* The kernel prints it in hex: "0x400". */
+                        if (vlen < 3 || value[0] != '0' || value[1] != 'x' ||
+                            number_parse_hex_u64(value + 2, vlen - 2, &info.map_flags) < 0)
+                                return -EINVAL;
                 } else if (KEY_IS("link_type")) {
                         info.is_link = true;
                         snprintf(info.link_type, sizeof(info.link_type), "%s", value);
@@ -99,6 +110,18 @@ int write_probe_check_ring_fd(int fd) {
         return 0;
 }
 
+int write_probe_check_config_fd(int fd) {
+        WriteProbeFdinfo info;
+        int r = read_fdinfo(fd, &info);
+
+        if (r < 0)
+                return r == -ENOENT ? -EBADF : r;
+        if (!info.is_map || info.map_type != ARRAY_MAP_TYPE || info.max_entries != 1 ||
+            info.value_size != sizeof(struct write_probe_config) || !(info.map_flags & MAP_F_MMAPABLE))
+                return -EINVAL;
+        return 0;
+}
+
 int write_probe_check_link_fd(int fd) {
         char path[64], target[64];
         ssize_t n;
@@ -127,6 +150,8 @@ const char *write_probe_link_hook(int fd) {
 struct WriteProbe {
         int link_fd; /* held only: while it is open, the program stays attached */
         int ring_fd;
+        int config_fd;
+        struct write_probe_config *config; /* mapped; NULL: none */
         size_t page;
         unsigned long *consumer_pos;       /* the page we write */
         const unsigned long *producer_pos; /* the kernel's */
@@ -142,11 +167,25 @@ int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
         if (!p) {
                 close(fds->link_fd);
                 close(fds->ring_fd);
+                if (fds->config_fd >= 0)
+                        close(fds->config_fd);
                 return -ENOMEM;
         }
         p->link_fd = fds->link_fd;
         p->ring_fd = ring_fd;
+        p->config_fd = fds->config_fd;
         p->page = (size_t)sysconf(_SC_PAGESIZE);
+        if (p->config_fd >= 0) {
+                void *config = mmap(NULL, p->page, PROT_READ | PROT_WRITE, MAP_SHARED, p->config_fd, 0);
+
+                if (config == MAP_FAILED) {
+                        int r = -errno;
+
+                        write_probe_free(p);
+                        return r;
+                }
+                p->config = config;
+        }
         c = mmap(NULL, p->page, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
         if (c == MAP_FAILED) {
                 int r = -errno;
@@ -176,6 +215,10 @@ WriteProbe *write_probe_free(WriteProbe *p) {
                 munmap((void *)p->producer_pos, p->producer_map_bytes);
         if (p->consumer_pos)
                 munmap(p->consumer_pos, p->page);
+        if (p->config)
+                munmap(p->config, p->page);
+        if (p->config_fd >= 0)
+                close(p->config_fd);
         if (p->ring_fd >= 0)
                 close(p->ring_fd);
         if (p->link_fd >= 0)
@@ -186,6 +229,12 @@ WriteProbe *write_probe_free(WriteProbe *p) {
 
 int write_probe_fd(const WriteProbe *p) {
         return p->ring_fd;
+}
+
+void write_probe_quiet_superblock(WriteProbe *p, dev_t dev) {
+        if (p->config)
+                __atomic_store_n(&p->config->quiet_sb_dev, (uint32_t)(major(dev) << 20 | minor(dev)),
+                                 __ATOMIC_RELEASE);
 }
 
 _hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret) {

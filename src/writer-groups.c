@@ -12,12 +12,13 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "thpguard/macro.h"
 #include "thpguard/writer-events.h"
 
 /* The THP directory the probe's filter is filled from, where the unit runs the loader. */
 #define HOST_THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
-/* What the loading child tells its parent; the two fds come beside it. */
+/* What the loading child tells its parent; the three fds come beside it. */
 typedef struct LoadAnswer {
         int error;
         char why[sizeof(((WriterGroups *)0)->probe_why)];
@@ -26,7 +27,7 @@ typedef struct LoadAnswer {
 static void child_load(int sock, const char *thp_dir) {
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(2 * sizeof(int))];
+                char buf[CMSG_SPACE(3 * sizeof(int))];
         } control = {};
         LoadAnswer a = {};
         WriteProbeFds fds;
@@ -42,14 +43,14 @@ static void child_load(int sock, const char *thp_dir) {
                 c = CMSG_FIRSTHDR(&m);
                 c->cmsg_level = SOL_SOCKET;
                 c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(2 * sizeof(int));
-                memcpy(CMSG_DATA(c), (int[]){ fds.link_fd, fds.ring_fd }, 2 * sizeof(int));
+                c->cmsg_len = CMSG_LEN(3 * sizeof(int));
+                memcpy(CMSG_DATA(c), (int[]){ fds.link_fd, fds.ring_fd, fds.config_fd }, 3 * sizeof(int));
         }
         (void)sendmsg(sock, &m, MSG_NOSIGNAL);
 }
 
 /*
- * write_probe_load() in a child process of its own, which hands the two
+ * write_probe_load() in a child process of its own, which hands the three
  * fds back and exits: libbpf parses the kernel's whole BTF (measured: the
  * daemon's peak RSS went from 3.5 to 15.3 MiB when it loaded the probe
  * itself), and none of that is ever the caller's.
@@ -57,7 +58,7 @@ static void child_load(int sock, const char *thp_dir) {
 static int load_probe(const char *thp_dir, WriteProbeFds *ret, char *why, size_t why_size) {
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(2 * sizeof(int))];
+                char buf[CMSG_SPACE(3 * sizeof(int))];
         } control;
         LoadAnswer a = { .error = -EPROTO };
         struct iovec iov = { .iov_base = &a, .iov_len = sizeof(a) };
@@ -66,7 +67,7 @@ static int load_probe(const char *thp_dir, WriteProbeFds *ret, char *why, size_t
                             .msg_control = control.buf,
                             .msg_controllen = sizeof(control.buf) };
         struct cmsghdr *c;
-        int sv[2], fds[2] = { -1, -1 };
+        int sv[2], fds[3] = { -1, -1, -1 };
         ssize_t n;
         pid_t pid;
 
@@ -91,25 +92,24 @@ static int load_probe(const char *thp_dir, WriteProbeFds *ret, char *why, size_t
         (void)waitpid(pid, NULL, 0);
         c = n == (ssize_t)sizeof(a) ? CMSG_FIRSTHDR(&m) : NULL;
         if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-            c->cmsg_len == CMSG_LEN(2 * sizeof(int)))
+            c->cmsg_len == CMSG_LEN(3 * sizeof(int)))
                 memcpy(fds, CMSG_DATA(c), sizeof(fds));
         a.why[sizeof(a.why) - 1] = '\0';
         snprintf(why, why_size, "%s", n == (ssize_t)sizeof(a) ? a.why : "the loading process died");
-        if (a.error == 0 && fds[1] < 0)
+        if (a.error == 0 && fds[2] < 0)
                 a.error = -EPROTO;
         if (a.error < 0) {
-                if (fds[0] >= 0)
-                        close(fds[0]);
-                if (fds[1] >= 0)
-                        close(fds[1]);
+                for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
                 return a.error;
         }
-        *ret = (WriteProbeFds){ .link_fd = fds[0], .ring_fd = fds[1] };
+        *ret = (WriteProbeFds){ .link_fd = fds[0], .ring_fd = fds[1], .config_fd = fds[2] };
         return 0;
 }
 
 void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret) {
-        WriterGroups g = { .probe = { -ENOENT, -ENOENT },
+        WriterGroups g = { .probe = { -ENOENT, -ENOENT, -ENOENT },
                            .probe_error = -ENOENT,
                            .write_fd = -ENOENT,
                            .open_fd = -ENOENT };
@@ -117,7 +117,7 @@ void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret
         if (want == WRITE_SOURCE_AUTO || want == WRITE_SOURCE_BPF) {
                 g.probe_error = load_probe(thp_dir, &g.probe, g.probe_why, sizeof(g.probe_why));
                 if (g.probe_error < 0)
-                        g.probe.link_fd = g.probe.ring_fd = g.probe_error;
+                        g.probe.link_fd = g.probe.ring_fd = g.probe.config_fd = g.probe_error;
         } else
                 snprintf(g.probe_why, sizeof(g.probe_why), "--write-source=%s",
                          write_source_to_string(want));
@@ -141,7 +141,8 @@ WriteSource writer_groups_probe(WriteSource want, const char *thp_dir, char *det
         writer_groups_open(want, thp_dir, &g);
         in_force = writer_groups_source(&g);
         snprintf(detail, size, "%s", g.probe_why);
-        for (int *fd = (int[]){ g.probe.link_fd, g.probe.ring_fd, g.write_fd, g.open_fd }, *end = fd + 4;
+        for (int *fd = (int[]){ g.probe.link_fd, g.probe.ring_fd, g.probe.config_fd, g.write_fd, g.open_fd },
+                 *end = fd + 5;
              fd < end; fd++)
                 if (*fd >= 0)
                         close(*fd);
@@ -169,9 +170,13 @@ int writer_groups_store(WriteSource want, WriterGroups *ret) {
                 g.probe.ring_fd = store_and_close(g.probe.ring_fd, WRITE_PROBE_FDNAME_RING);
                 if (g.probe.ring_fd < 0) {
                         close(g.probe.link_fd);
-                        g.probe.link_fd = g.probe.ring_fd;
-                } else
+                        close(g.probe.config_fd);
+                        g.probe.link_fd = g.probe.config_fd = g.probe.ring_fd;
+                } else {
                         g.probe.link_fd = store_and_close(g.probe.link_fd, WRITE_PROBE_FDNAME_LINK);
+                        /* Without it every record wakes the daemon: as fast a correction, a slower write. */
+                        g.probe.config_fd = store_and_close(g.probe.config_fd, WRITE_PROBE_FDNAME_CONFIG);
+                }
                 *ret = g;
                 return g.probe.ring_fd < 0 ? g.probe.ring_fd : g.probe.link_fd < 0 ? g.probe.link_fd : 0;
         }
@@ -206,14 +211,14 @@ static void unstore(const char *name) {
         (void)sd_notify(0, msg);
 }
 
-static bool take_probe_fd(int fd, bool ring) {
-        if ((ring ? write_probe_check_ring_fd(fd) : write_probe_check_link_fd(fd)) < 0)
+static bool take_probe_fd(int fd, int (*check)(int fd)) {
+        if (check(fd) < 0)
                 return false;
         return fcntl(fd, F_SETFD, FD_CLOEXEC) == 0;
 }
 
 int writer_groups_take_stored(WriterGroups *ret) {
-        WriterGroups g = { .probe = { -ENOENT, -ENOENT },
+        WriterGroups g = { .probe = { -ENOENT, -ENOENT, -ENOENT },
                            .probe_error = -ENOENT,
                            .write_fd = -ENOENT,
                            .open_fd = -ENOENT };
@@ -236,8 +241,14 @@ int writer_groups_take_stored(WriterGroups *ret) {
                         slot = &g.probe.ring_fd;
                 else if (name && strcmp(name, WRITE_PROBE_FDNAME_LINK) == 0 && g.probe.link_fd < 0)
                         slot = &g.probe.link_fd;
-                if (slot == &g.probe.ring_fd || slot == &g.probe.link_fd)
-                        taken = take_probe_fd(fd, slot == &g.probe.ring_fd);
+                else if (name && strcmp(name, WRITE_PROBE_FDNAME_CONFIG) == 0 && g.probe.config_fd < 0)
+                        slot = &g.probe.config_fd;
+                if (slot == &g.probe.ring_fd)
+                        taken = take_probe_fd(fd, write_probe_check_ring_fd);
+                else if (slot == &g.probe.link_fd)
+                        taken = take_probe_fd(fd, write_probe_check_link_fd);
+                else if (slot == &g.probe.config_fd)
+                        taken = take_probe_fd(fd, write_probe_check_config_fd);
                 else if (slot)
                         taken = take_group(fd);
                 if (taken)
@@ -263,12 +274,14 @@ int writer_groups_take_stored(WriterGroups *ret) {
                 *ret = g;
                 return 1;
         }
-        /* One of the two alone is no probe. */
+        /* Without both ring and link there is no probe (the config map alone is of no use). */
         if (g.probe.ring_fd >= 0)
                 close(g.probe.ring_fd);
         if (g.probe.link_fd >= 0)
                 close(g.probe.link_fd);
-        g.probe.ring_fd = g.probe.link_fd = -ENOENT;
+        if (g.probe.config_fd >= 0)
+                close(g.probe.config_fd);
+        g.probe.ring_fd = g.probe.link_fd = g.probe.config_fd = -ENOENT;
         if (g.write_fd < 0) {
                 if (g.open_fd >= 0)
                         close(g.open_fd); /* the gate names writers for the write group's records only */

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* The one decimal parser for what the kernel prints: sysfs knobs, /proc files, /proc's PID names. */
+/* The one number parser for what the kernel prints: sysfs knobs, /proc files, /proc's PID names, fdinfo. */
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* Decimal digits, all of s[0..n): no sign, no blanks, no overflow. -EBADMSG otherwise, n == 0 too. */
 int number_parse_u64(const char *s, size_t n, uint64_t *ret);
+/* The same in hex digits (either case), no "0x": fdinfo's map_flags. At most 16 of them. */
+int number_parse_hex_u64(const char *s, size_t n, uint64_t *ret);
 
 /*
  * Figures derived from kernel counters, which a forged --proc-root (or a

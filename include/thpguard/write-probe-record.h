@@ -30,11 +30,23 @@
 
 /*
  * The program asked for no wakeup of the ring's reader: the write went
- * through the superblock the loader was given, where the daemon's inotify
- * watch wakes it for the write anyway, and a wakeup would cost the writer
- * an interrupt of its own (bench/README.md).
+ * through the superblock the daemon watches (write_probe_config), where
+ * its inotify watch wakes it for the write anyway, and a wakeup would cost
+ * the writer an interrupt of its own (bench/README.md).
  */
 #define WRITE_PROBE_RECORD_QUIET 1U
+
+/*
+ * What the daemon tells the program, through a one-entry array map it has
+ * mapped (BPF_F_MMAPABLE): no bpf() call, no privilege. Only the daemon
+ * knows which superblock its inotify watch is on: the unit's helper loads
+ * the probe in the host's namespaces, and a daemon in a network namespace
+ * of its own (PrivateNetwork=, a pod) watches another sysfs.
+ */
+struct write_probe_config {
+        __u32 quiet_sb_dev; /* the kernel's major << 20 | minor; 0: wake for every write */
+        __u32 pad;
+};
 
 struct write_probe_record {
         __u64 ino;              /* the kernfs inode written: the same number through every sysfs mount */

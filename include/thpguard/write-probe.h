@@ -9,30 +9,33 @@
  * Two halves. Loading it (write_probe_load()) needs CAP_BPF and CAP_PERFMON
  * or CAP_SYS_ADMIN, BTF, fexit and the ring buffer (Linux 5.8+): the unit's
  * privileged ExecStartPre= or, by hand and in a pod, the daemon before it
- * drops. What comes of it is two file descriptors, the link (the program
- * stays attached while it is open) and the ring. Reading the ring
- * (WriteProbe) needs no privilege and no bpf() call: the ring is mapped,
- * and poll() on its fd says when a record is in. So the daemon, with no
- * capability and a seccomp filter without bpf(), reads it as it would a
- * pipe.
+ * drops. What comes of it is three file descriptors, the link (the program
+ * stays attached while it is open), the ring and the config map. Reading
+ * the ring (WriteProbe) needs no privilege and no bpf() call: the ring is
+ * mapped, and poll() on its fd says when a record is in; the config map is
+ * mapped too, and written like memory. So the daemon, with no capability
+ * and a seccomp filter without bpf(), reads it as it would a pipe.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "thpguard/knob.h"
 #include "thpguard/macro.h"
 #include "thpguard/write-probe-record.h"
 #include "thpguard/writer.h"
 
-/* The names the two fds carry through the service's fd store (FDNAME=). */
-#define WRITE_PROBE_FDNAME_LINK "thpguard-write-probe-link"
-#define WRITE_PROBE_FDNAME_RING "thpguard-write-probe-ring"
+/* The names the fds carry through the service's fd store (FDNAME=). */
+#define WRITE_PROBE_FDNAME_LINK   "thpguard-write-probe-link"
+#define WRITE_PROBE_FDNAME_RING   "thpguard-write-probe-ring"
+#define WRITE_PROBE_FDNAME_CONFIG "thpguard-write-probe-config"
 
 typedef struct WriteProbeFds {
         int link_fd;
         int ring_fd;
+        int config_fd; /* struct write_probe_config's map; < 0: none, every record wakes the reader */
 } WriteProbeFds;
 
 /*
@@ -40,7 +43,7 @@ typedef struct WriteProbeFds {
  * with a write bit below thp_dir (any knob a policy can name, so that a
  * reload needs nothing of it): on fexit of the kernfs write, else on the
  * syscall-exit raw tracepoint (src/bpf/write-probe.bpf.c says when). 0 and
- * the fds (close-on-exec) in *ret, why[] the hook ("fexit" or
+ * the three fds (close-on-exec) in *ret, why[] the hook ("fexit" or
  * "syscall-exit"); or -errno with why[] saying what was missing (no BTF, a
  * refused load). -EOPNOTSUPP: built without BPF.
  */
@@ -48,11 +51,12 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
 
 /*
  * Whether fd is what its name says: a BPF ring buffer of the probe's size
- * (from /proc/self/fdinfo, parsed by write_probe_fdinfo_parse()), or a
- * BPF link. 0, or
- * -EBADF / -EINVAL for anything else.
+ * (from /proc/self/fdinfo, parsed by write_probe_fdinfo_parse()), the
+ * config map (a mappable one-entry array of struct write_probe_config), or
+ * a BPF link. 0, or -EBADF / -EINVAL for anything else.
  */
 int write_probe_check_ring_fd(int fd);
+int write_probe_check_config_fd(int fd);
 int write_probe_check_link_fd(int fd);
 
 /* The hook a link fd attaches the probe by, "fexit" or "syscall-exit", from its fdinfo; "" if neither. */
@@ -63,6 +67,8 @@ typedef struct WriteProbeFdinfo {
         bool is_map;
         uint32_t map_type;
         uint64_t max_entries;
+        uint64_t value_size;
+        uint64_t map_flags;
         bool is_link;
         char link_type[32];
 } WriteProbeFdinfo;
@@ -78,6 +84,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(WriteProbe *, write_probe_free);
 
 /* poll() it for POLLIN: a record is in. */
 int write_probe_fd(const WriteProbe *p);
+
+/*
+ * The superblock (dev, as stat() gives it) the caller's inotify watch is
+ * on: a write through it is recorded without waking the ring's reader.
+ * Nothing where the probe came without its config map.
+ */
+void write_probe_quiet_superblock(WriteProbe *p, dev_t dev);
 
 /*
  * The next record, copied out of the ring into *ret: 1; 0 when the ring is

@@ -2,8 +2,9 @@
 #pragma once
 
 /*
- * Where the daemon's write source comes from: the BPF write probe's link and
- * ring (write-probe.h), else the two fanotify groups (writer-events.h).
+ * Where the daemon's write source comes from: the BPF write probe's link,
+ * ring and config map (write-probe.h), else the two fanotify groups
+ * (writer-events.h).
  *
  * Loading the probe needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), and
  * fanotify_init() CAP_SYS_ADMIN. Started by hand or in a pod, the daemon
@@ -26,7 +27,7 @@
 #define WRITER_GROUP_FDNAME_OPEN  "thpguard-writer-open"
 
 typedef struct WriterGroups {
-        WriteProbeFds probe; /* -errno in both when there is none */
+        WriteProbeFds probe; /* -errno in each when there is none */
         int probe_error;     /* 0 when loaded; else why not, as -errno ... */
         char probe_why[256]; /* ... and in words; the hook ("fexit", "syscall-exit") when loaded */
         int write_fd;        /* -errno when there is none: why */
@@ -44,8 +45,9 @@ int writer_groups_store(WriteSource want, WriterGroups *ret);
 /*
  * For the daemon, before anything else takes LISTEN_FDS: what the store
  * handed over, each fd checked to be what its name says (a fanotify group,
- * then cleared of marks; the probe's ring and link), then removed from the
- * store. Any other passed fd is closed. 1 if the store gave the probe or at
+ * then cleared of marks; the probe's ring, link and config map, of which
+ * the last may be missing), then removed from the store. Any other passed
+ * fd is closed. 1 if the store gave the probe or at
  * least the write group (what it did not give is -ENOENT), 0 if it gave
  * neither (the caller opens its own), -errno on failure.
  */

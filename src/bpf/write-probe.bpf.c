@@ -157,14 +157,20 @@ struct {
 __u32 lost = 0;
 
 /*
- * The device (the kernel's major << 20 | minor) of the sysfs superblock
- * the daemon watches, set by the loader; 0: none. A write through it
- * raises the inotify event that wakes the daemon's corrector, so its
- * record is submitted without a wakeup of its own: on a virtual machine
- * that wakeup is an interrupt the writer sends itself in its write(),
- * about 20 us before the corrector can run (bench/README.md).
+ * The superblock the daemon watches, which it writes itself (struct
+ * write_probe_config). A write through it raises the inotify event that
+ * wakes the daemon's corrector, so its record is submitted without a
+ * wakeup of its own: on a virtual machine that wakeup is an interrupt the
+ * writer sends itself in its write(), about 20 us before the corrector can
+ * run (bench/README.md).
  */
-const volatile __u32 quiet_sb_dev = 0;
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 1);
+        __uint(map_flags, BPF_F_MMAPABLE);
+        __type(key, __u32);
+        __type(value, struct write_probe_config);
+} config SEC(".maps");
 
 static struct kernfs_node *kernfs_parent(struct kernfs_node *kn) {
         if (bpf_core_field_exists(((struct kernfs_node___rcu_parent *)0)->__parent))
@@ -257,7 +263,8 @@ static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value) {
         struct task_struct *t;
         struct write_probe_record *r;
         unsigned long args, args_end;
-        __u32 missed, quiet = sb_dev == quiet_sb_dev;
+        __u32 missed, quiet, zero = 0;
+        struct write_probe_config *c = bpf_map_lookup_elem(&config, &zero);
 
         if (ret <= 0) /* refused or empty: nothing changed */
                 return 0;
@@ -266,6 +273,7 @@ static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value) {
                 __sync_fetch_and_add(&lost, 1);
                 return 0;
         }
+        quiet = c && c->quiet_sb_dev != 0 && c->quiet_sb_dev == sb_dev;
         t = (struct task_struct *)bpf_get_current_task();
         missed = lost;
         if (missed)

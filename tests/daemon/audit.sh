@@ -16,10 +16,18 @@ thp = { enabled = "madvise"; khugepaged = { defrag = false; }; };'
 thp = { enabled = "madvise"; khugepaged = { defrag = false; }; };'
                 args=(--audit)
         fi
-        # Everything the daemon does during startup, a drift and two rechecks: no write at all.
+        # Everything the daemon does during startup (however long a busy
+        # machine makes it: up to 10 s for its startup line) and 0.3 s more:
+        # no write at all.
         out=$("$INOTIFY_COUNT" "$THP" "$THP/khugepaged" -- bash -c "
                 \"$THPGUARDD\" --config $POLICY --log-target=console ${args[*]} 2>$TMP/daemon.log &
-                pid=\$!; sleep 0.3; kill -TERM \$pid; wait \$pid")
+                pid=\$!
+                for ((i = 0; i < 1000; i++)); do
+                        grep -q 'msg=\"started' $TMP/daemon.log 2>/dev/null && break
+                        kill -0 \$pid 2>/dev/null || break
+                        sleep 0.01
+                done
+                sleep 0.3; kill -TERM \$pid; wait \$pid")
         echo "$out"
         [ "$(thp_get enabled)" = always ] || fail "audit mode ($how) wrote enabled"
         echo "$out" | grep -q '^total 0$' || fail "audit mode ($how) wrote to sysfs"

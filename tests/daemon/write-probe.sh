@@ -17,10 +17,14 @@
 #     says why, and still corrects and names a writer on this mount;
 #  6. a write of the policy's own value, right before a drift, is never
 #     named as the drift's writer (its record needs no wakeup, and may be
-#     read only with the drift's).
+#     read only with the drift's);
+#  7. with the probe loaded in the host's namespaces and the daemon in a
+#     network namespace with its own /sys (PrivateNetwork=yes, a pod), a
+#     write through the host's /sys is corrected at once.
 set -euo pipefail
 source "$SRCDIR/tests/lib/daemon.sh"
 : "${REFUSE_BPF:?REFUSE_BPF is not set: run this test through ctest}"
+: "${UNIT_EXEC:?UNIT_EXEC is not set: run this test through ctest}"
 real_sysfs_begin
 need unshare util-linux
 
@@ -118,6 +122,28 @@ done
 event_lines corrected knob=enabled observed=always writer_comm=sh >"$TMP/named.log"
 writers_named 99 "drifts right after a write of the policy's own value" "$TMP/named.log" "${pids[@]}"
 daemon_stop
+
+# ---- 7. The probe loaded in the host's namespaces, the daemon in a network namespace of its own. ----
+# As under the unit with PrivateNetwork=yes (systemd 254 and later mount a
+# new /sys for it) or in a pod without hostNetwork: the daemon watches
+# another sysfs than the host's, and only it knows which; a write through
+# the host's /sys must still wake it (its records are quiet only for the
+# superblock the daemon itself said, in the probe's config map).
+echo 'mount -t sysfs sysfs /sys && exec "$@"' >"$TMP/own-netns.sh"
+need_mount_ns
+daemon_start_cmd "$UNIT_EXEC" --write-source=bpf unshare -m -n --propagation private sh "$TMP/own-netns.sh" \
+        "$THPGUARDD" --config "$POLICY" --log-target=console
+has_event write_source write_source=bpf ||
+        fail "own network namespace: the passed probe is not in force: $(grep -m1 'write source' "$TMP/daemon.log")"
+for kv in enabled:always defrag:never; do
+        knob=${kv%%:*} value=${kv#*:}
+        sh -c 'echo "$2" > "$1"' sh "$THP/$knob" "$value"
+        thp_wait_for "$knob" madvise 1 ||
+                fail "own network namespace: a write of $value to $knob through the host's /sys was not corrected within 1 s"
+        wait_event 2 corrected knob="$knob" observed="$value" trigger=bpf writer_comm=sh
+done
+daemon_stop
+echo "the probe loaded in the host's namespaces, the daemon with its own /sys: host writes corrected at once"
 
 # ---- 5. Where BPF cannot be had: fanotify, said, and still correcting. ----
 fallback_check() { # fallback_check WHAT: the daemon just started without the probe

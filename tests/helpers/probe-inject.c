@@ -10,17 +10,20 @@
  *
  * The ring is a real BPF ring buffer of the probe's size, the link a real
  * BPF link (a program that does nothing, on the rare raw tracepoint
- * task_rename), passed at 3 and 4 with LISTEN_FDS, LISTEN_PID and
- * LISTEN_FDNAMES as the unit's fd store passes them (unit-exec.c). A
- * record is put in the ring by a program run with BPF_PROG_TEST_RUN, so
- * the ring wakes its reader exactly as the real probe's does, or not
- * (quiet=1: BPF_RB_NO_WAKEUP).
+ * task_rename), the config map a real one (struct write_probe_config),
+ * passed at 3, 4 and 5 with LISTEN_FDS, LISTEN_PID and LISTEN_FDNAMES as
+ * the unit's fd store passes them (unit-exec.c). A record is put in the
+ * ring by a program run with BPF_PROG_TEST_RUN, so the ring wakes its
+ * reader exactly as the real probe's does, or not (BPF_RB_NO_WAKEUP): by
+ * the probe's own rule, unless the line says.
  *
  * A line: space-separated key=value, every key optional: ino= (the knob's
  * inode), sb=own|other (the superblock the write went through: THP_DIR's,
- * or another), quiet=0|1 (default: 1 for sb=own, as the probe does),
- * pid= (the writer's tgid), comm=, value= (what was written; \n for a
- * newline). After each record the helper writes "ok" to FIFO.ack.
+ * or another), quiet=0|1 (default: the probe's rule, quiet where sb is the
+ * one the daemon wrote into the config map), pid= (the writer's tgid),
+ * comm=, value= (what was written; \n for a newline). After each record
+ * the helper writes "ok quiet" or "ok wake" to FIFO.ack ("error" if it
+ * could not).
  *
  * The helper forks: the parent becomes CMD, with this pid, and a child
  * serves FIFO until CMD exits (its pidfd). Exit 125 if the kernel
@@ -53,11 +56,12 @@ static int sys_bpf(int cmd, union bpf_attr *attr) {
         return (int)syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
-static int map_create(__u32 type, __u32 value_size, __u32 max_entries) {
+static int map_create(__u32 type, __u32 value_size, __u32 max_entries, __u32 flags) {
         union bpf_attr a = { .map_type = type,
                              .key_size = type == BPF_MAP_TYPE_RINGBUF ? 0 : 4,
                              .value_size = value_size,
-                             .max_entries = max_entries };
+                             .max_entries = max_entries,
+                             .map_flags = flags };
 
         return sys_bpf(BPF_MAP_CREATE, &a);
 }
@@ -141,7 +145,18 @@ static void parse_value(const char *s, struct write_probe_record *r) {
         r->ret = n;
 }
 
-static int parse_line(char *line, __u32 own_sb_dev, struct slot *ret) {
+/* The superblock the daemon said it watches (struct write_probe_config); 0: none said. */
+static __u32 config_quiet_sb_dev(int config_fd) {
+        struct write_probe_config c = {};
+        __u32 key = 0;
+        union bpf_attr a = { .map_fd = (__u32)config_fd,
+                             .key = (__u64)(unsigned long)&key,
+                             .value = (__u64)(unsigned long)&c };
+
+        return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) == 0 ? c.quiet_sb_dev : 0;
+}
+
+static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *ret) {
         struct slot s = { .record = { .cgroup_depth = 0 } };
         int quiet = -1;
 
@@ -167,8 +182,11 @@ static int parse_line(char *line, __u32 own_sb_dev, struct slot *ret) {
                 else
                         return -EINVAL;
         }
-        if (quiet < 0)
-                quiet = s.record.sb_dev == own_sb_dev;
+        if (quiet < 0) {
+                __u32 said = config_quiet_sb_dev(config_fd);
+
+                quiet = said != 0 && said == s.record.sb_dev;
+        }
         s.record.flags = quiet ? WRITE_PROBE_RECORD_QUIET : 0;
         s.flags = quiet ? BPF_RB_NO_WAKEUP : 0;
         *ret = s;
@@ -188,20 +206,24 @@ static int inject(int prog_fd, int array_fd, const struct slot *s) {
         return sys_bpf(BPF_PROG_TEST_RUN, &run) < 0 ? -errno : 0;
 }
 
-/* One line: its record into the ring, and "ok" (or "error") on the ack FIFO. */
-static void inject_line(char *line, __u32 own_sb_dev, int prog_fd, int array_fd, int ack) {
+/* One line: its record into the ring, and "ok quiet", "ok wake" or "error" on the ack FIFO. */
+static void inject_line(char *line, __u32 own_sb_dev, int prog_fd, int array_fd, int config_fd, int ack) {
+        const char *answer = "error\n";
         struct slot s;
-        int r = parse_line(line, own_sb_dev, &s);
+        int r = parse_line(line, own_sb_dev, config_fd, &s);
 
         if (r == 0)
                 r = inject(prog_fd, array_fd, &s);
         if (r < 0)
                 fprintf(stderr, "probe-inject: record not injected: %s\n", strerror(-r));
-        (void)!write(ack, r == 0 ? "ok\n" : "error\n", r == 0 ? 3 : 6);
+        else
+                answer = s.flags ? "ok quiet\n" : "ok wake\n";
+        (void)!write(ack, answer, strlen(answer));
 }
 
 /* The child: one record a line, until the daemon (our parent) is gone. */
-static int serve(const char *fifo, pid_t parent, __u32 own_sb_dev, int prog_fd, int array_fd) {
+static int serve(const char *fifo, pid_t parent, __u32 own_sb_dev, int prog_fd, int array_fd,
+                 int config_fd) {
         char ack_path[4096], buf[4096];
         size_t have = 0;
         int in, ack;
@@ -239,7 +261,7 @@ static int serve(const char *fifo, pid_t parent, __u32 own_sb_dev, int prog_fd, 
 
                         *nl = '\0';
                         if (buf[0] != '\0')
-                                inject_line(buf, own_sb_dev, prog_fd, array_fd, ack);
+                                inject_line(buf, own_sb_dev, prog_fd, array_fd, config_fd, ack);
                         memmove(buf, buf + len, have - len);
                         have -= len;
                 }
@@ -250,7 +272,7 @@ static int serve(const char *fifo, pid_t parent, __u32 own_sb_dev, int prog_fd, 
 }
 
 int main(int argc, char **argv) {
-        int ring_fd, array_fd, prog_fd, link_fd;
+        int ring_fd, array_fd, config_fd, prog_fd, link_fd;
         struct stat st;
         __u32 own_sb_dev;
         char pid[32];
@@ -265,9 +287,10 @@ int main(int argc, char **argv) {
                 return 2;
         }
         own_sb_dev = major(st.st_dev) << 20 | minor(st.st_dev);
-        ring_fd = map_create(BPF_MAP_TYPE_RINGBUF, 0, WRITE_PROBE_RING_BYTES);
-        array_fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(struct slot), 1);
-        prog_fd = ring_fd >= 0 && array_fd >= 0 ? load_injector(ring_fd, array_fd) : -1;
+        ring_fd = map_create(BPF_MAP_TYPE_RINGBUF, 0, WRITE_PROBE_RING_BYTES, 0);
+        array_fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(struct slot), 1, 0);
+        config_fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(struct write_probe_config), 1, BPF_F_MMAPABLE);
+        prog_fd = ring_fd >= 0 && array_fd >= 0 && config_fd >= 0 ? load_injector(ring_fd, array_fd) : -1;
         link_fd = prog_fd >= 0 ? make_link() : -1;
         if (link_fd < 0) {
                 fprintf(stderr, "probe-inject: no BPF here: %s\n", strerror(errno));
@@ -287,23 +310,27 @@ int main(int argc, char **argv) {
                 /* Not the test's stdout: whoever reads it to its end must not wait for us. */
                 if (null >= 0)
                         dup2(null, STDOUT_FILENO);
-                _exit(serve(argv[2], parent, own_sb_dev, prog_fd, array_fd));
+                _exit(serve(argv[2], parent, own_sb_dev, prog_fd, array_fd, config_fd));
         }
         close(prog_fd);
         close(array_fd);
-        /* As the fd store passes them: the ring at 3, the link at 4, no close-on-exec. */
+        /* As the fd store passes them: the ring at 3, the link at 4, the config at 5, no close-on-exec. */
         ring_fd = fcntl(ring_fd, F_DUPFD, 10);
         link_fd = fcntl(link_fd, F_DUPFD, 10);
-        if (ring_fd < 0 || link_fd < 0 || dup2(ring_fd, 3) != 3 || dup2(link_fd, 4) != 4) {
-                perror("probe-inject: fds 3 and 4");
+        config_fd = fcntl(config_fd, F_DUPFD, 10);
+        if (ring_fd < 0 || link_fd < 0 || config_fd < 0 || dup2(ring_fd, 3) != 3 || dup2(link_fd, 4) != 4 ||
+            dup2(config_fd, 5) != 5) {
+                perror("probe-inject: fds 3 to 5");
                 return 125;
         }
         close(ring_fd);
         close(link_fd);
+        close(config_fd);
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
-        setenv("LISTEN_FDS", "2", 1);
+        setenv("LISTEN_FDS", "3", 1);
         setenv("LISTEN_PID", pid, 1);
-        setenv("LISTEN_FDNAMES", WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK, 1);
+        setenv("LISTEN_FDNAMES",
+               WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_CONFIG, 1);
         execvp(argv[3], argv + 3);
         fprintf(stderr, "probe-inject: %s: %s\n", argv[3], strerror(errno));
         return 127;

@@ -3,9 +3,10 @@
  * unit-exec [--write-source=auto|fanotify] CMD [ARG...]: runs CMD as the
  * shipped unit starts thpguardd, as far as its write source goes: it loads
  * the BPF write probe or, where it cannot (or with fanotify), opens both
- * fanotify groups, as the unit's ExecStartPre= does, and passes the two fds
- * at 3 and 4 with LISTEN_FDS, LISTEN_PID (this pid, which CMD keeps through
- * execvp()) and LISTEN_FDNAMES, as systemd passes its fd store. The
+ * fanotify groups, as the unit's ExecStartPre= does, and passes the fds
+ * (the probe's three, or the two groups) from 3 on with LISTEN_FDS,
+ * LISTEN_PID (this pid, which CMD keeps through execvp()) and
+ * LISTEN_FDNAMES, as systemd passes its fd store. The
  * capabilities are dropped by what CMD is (setpriv ... thpguardd). Exit 125
  * if neither can be had (no CAP_SYS_ADMIN), 127 if CMD cannot be run.
  */
@@ -22,8 +23,8 @@ int main(int argc, char **argv) {
         WriteSource want = WRITE_SOURCE_AUTO;
         const char *names;
         WriterGroups g;
-        char pid[32];
-        int first, second;
+        char pid[32], count[16];
+        int fds[3], n;
 
         if (argc > 1 && strncmp(argv[1], "--write-source=", 15) == 0) {
                 if (write_source_from_string(argv[1] + 15, &want) < 0) {
@@ -39,12 +40,15 @@ int main(int argc, char **argv) {
         }
         writer_groups_open(want, "/sys/kernel/mm/transparent_hugepage", &g);
         if (g.probe_error == 0) {
-                first = g.probe.ring_fd;
-                second = g.probe.link_fd;
-                names = WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK;
+                fds[0] = g.probe.ring_fd;
+                fds[1] = g.probe.link_fd;
+                fds[2] = g.probe.config_fd;
+                n = 3;
+                names = WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_CONFIG;
         } else if (g.write_fd >= 0 && g.open_fd >= 0) {
-                first = g.write_fd;
-                second = g.open_fd;
+                fds[0] = g.write_fd;
+                fds[1] = g.open_fd;
+                n = 2;
                 names = WRITER_GROUP_FDNAME_WRITE ":" WRITER_GROUP_FDNAME_OPEN;
         } else {
                 fprintf(stderr,
@@ -52,22 +56,25 @@ int main(int argc, char **argv) {
                         g.probe_why, strerror(-(g.write_fd < 0 ? g.write_fd : g.open_fd)));
                 return 125;
         }
-        /* Either may sit at 3 or 4 already: park both high first, then put them in place. */
-        int write_fd = fcntl(first, F_DUPFD, 10), open_fd = fcntl(second, F_DUPFD, 10);
+        /* Any may sit at 3 to 5 already: park them all high first, then put them in place. */
+        for (int i = 0; i < n; i++) {
+                int high = fcntl(fds[i], F_DUPFD, 10);
 
-        close(first);
-        close(second);
-        if (write_fd < 0 || open_fd < 0 || dup2(write_fd, 3) != 3 || dup2(open_fd, 4) != 4) {
-                perror("unit-exec: fds 3 and 4");
-                return 125;
+                close(fds[i]);
+                fds[i] = high;
         }
-        close(write_fd);
-        close(open_fd);
-        /* Passed without close-on-exec, as systemd passes them. */
-        fcntl(3, F_SETFD, 0);
-        fcntl(4, F_SETFD, 0);
+        for (int i = 0; i < n; i++) {
+                if (fds[i] < 0 || dup2(fds[i], 3 + i) != 3 + i) {
+                        perror("unit-exec: fds 3 and up");
+                        return 125;
+                }
+                close(fds[i]);
+                /* Passed without close-on-exec, as systemd passes them. */
+                fcntl(3 + i, F_SETFD, 0);
+        }
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
-        setenv("LISTEN_FDS", "2", 1);
+        snprintf(count, sizeof(count), "%d", n);
+        setenv("LISTEN_FDS", count, 1);
         setenv("LISTEN_PID", pid, 1);
         setenv("LISTEN_FDNAMES", names, 1);
         execvp(argv[1], argv + 1);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,22 @@
 #include <cmocka.h>
 
 #include "thpguard/number.h"
+
+static void test_parse_hex(void **state) {
+        uint64_t v = 7;
+
+        assert_int_equal(number_parse_hex_u64("400", 3, &v), 0);
+        assert_true(v == 0x400);
+        assert_int_equal(number_parse_hex_u64("ffffffffFFFFFFFF", 16, &v), 0);
+        assert_true(v == UINT64_MAX);
+        v = 7;
+        assert_int_equal(number_parse_hex_u64("", 0, &v), -EBADMSG);
+        assert_int_equal(number_parse_hex_u64("0x4", 3, &v), -EBADMSG);
+        assert_int_equal(number_parse_hex_u64("4g", 2, &v), -EBADMSG);
+        assert_int_equal(number_parse_hex_u64(" 4", 2, &v), -EBADMSG);
+        assert_int_equal(number_parse_hex_u64("10000000000000000", 17, &v), -EBADMSG); /* 2^64 */
+        assert_true(v == 7);
+}
 
 static void test_saturating(void **state) {
         assert_true(u64_sat_add(1, 2) == 3);
@@ -74,6 +91,7 @@ static void test_percent_exact(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_hex),
                 cmocka_unit_test(test_saturating),
                 cmocka_unit_test(test_percent),
 #ifdef __SIZEOF_INT128__

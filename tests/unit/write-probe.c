@@ -18,6 +18,9 @@ static void test_fdinfo(void **state) {
         const char ring[] =
             "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nmap_type:\t27\nkey_size:\t0\n"
             "value_size:\t0\nmax_entries:\t262144\nmap_flags:\t0x0\n";
+        const char config[] =
+            "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nmap_type:\t2\nkey_size:\t4\n"
+            "value_size:\t8\nmax_entries:\t1\nmap_flags:\t0x400\n";
         const char link[] = "pos:\t0\nflags:\t02000000\nlink_type:\traw_tracepoint\nlink_id:\t7\n";
         WriteProbeFdinfo info;
 
@@ -26,6 +29,15 @@ static void test_fdinfo(void **state) {
         assert_int_equal(info.map_type, 27);
         assert_int_equal(info.max_entries, 262144);
         assert_false(info.is_link);
+
+        /* The config map, as Linux 6.18 prints it. */
+        assert_int_equal(write_probe_fdinfo_parse(config, strlen(config), &info), 0);
+        assert_int_equal(info.map_type, 2);
+        assert_int_equal(info.max_entries, 1);
+        assert_int_equal(info.value_size, 8);
+        assert_int_equal(info.map_flags, 0x400);
+        assert_int_equal(write_probe_fdinfo_parse("map_flags:\t400\n", 14, &info), -EINVAL);
+        assert_int_equal(write_probe_fdinfo_parse("map_flags:\t0x\n", 13, &info), -EINVAL);
 
         assert_int_equal(write_probe_fdinfo_parse(link, strlen(link), &info), 0);
         assert_true(info.is_link);

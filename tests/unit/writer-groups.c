@@ -208,7 +208,7 @@ static void test_take_refuses_fake_probe(void **state) {
 static void test_take_probe_and_unstore(void **state) {
         WriterGroups loaded, g;
         Manager m;
-        int fds[2], fd;
+        int fds[3], fd;
         char text[256];
 
         (void)state;
@@ -217,19 +217,50 @@ static void test_take_probe_and_unstore(void **state) {
                 skip(); /* no BPF write probe here: no privilege, no BTF, or built without it */
         fds[0] = loaded.probe.link_fd;
         fds[1] = loaded.probe.ring_fd;
-        pass_fds(fds, 2, WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_RING);
+        fds[2] = loaded.probe.config_fd;
+        pass_fds(fds, 3, WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_CONFIG);
         manager_start(&m);
         assert_int_equal(writer_groups_take_stored(&g), 1);
         assert_int_equal(g.probe_error, 0);
         assert_int_equal(g.probe.link_fd, SD_LISTEN_FDS_START);
         assert_int_equal(g.probe.ring_fd, SD_LISTEN_FDS_START + 1);
+        assert_int_equal(g.probe.config_fd, SD_LISTEN_FDS_START + 2);
         assert_true(g.write_fd < 0 && g.open_fd < 0);
         assert_int_equal(fcntl(g.probe.ring_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        assert_int_equal(fcntl(g.probe.config_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
         assert_true(manager_receive(&m, text, sizeof(text), &fd));
         assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITE_PROBE_FDNAME_LINK);
         assert_true(manager_receive(&m, text, sizeof(text), &fd));
         assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITE_PROBE_FDNAME_RING);
+        assert_true(manager_receive(&m, text, sizeof(text), &fd));
+        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITE_PROBE_FDNAME_CONFIG);
         manager_stop(&m);
+}
+
+/*
+ * The config map is checked as the others are (a ring under its name is
+ * refused), and a probe without it is still the probe: its records all wake.
+ */
+static void test_take_probe_bad_config(void **state) {
+        WriterGroups loaded, g;
+        int fds[3];
+
+        (void)state;
+        writer_groups_open(WRITE_SOURCE_BPF, "/sys/kernel/mm/transparent_hugepage", &loaded);
+        if (loaded.probe_error < 0)
+                skip(); /* no BPF write probe here: no privilege, no BTF, or built without it */
+        fds[0] = loaded.probe.link_fd;
+        fds[1] = loaded.probe.ring_fd;
+        fds[2] = fcntl(loaded.probe.ring_fd, F_DUPFD_CLOEXEC, 3);
+        close(loaded.probe.config_fd);
+        pass_fds(fds, 3, WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_CONFIG);
+        assert_int_equal(writer_groups_take_stored(&g), 1);
+        assert_int_equal(g.probe_error, 0);
+        assert_int_equal(g.probe.ring_fd, SD_LISTEN_FDS_START + 1);
+        assert_true(g.probe.config_fd < 0);
+        assert_false(fd_open(SD_LISTEN_FDS_START + 2));
+        close(g.probe.link_fd);
+        close(g.probe.ring_fd);
 }
 
 static void test_store_sends_named_groups(void **state) {
@@ -273,6 +304,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_take_open_group_alone, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_refuses_fake_probe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_probe_and_unstore, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_take_probe_bad_config, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_store_sends_named_groups, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_store_without_manager, setup, teardown),
         };
