@@ -93,6 +93,18 @@ _hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
 }
 
 /*
+ * Under the lock: knob i's writer's record is to be looked for. Whether
+ * that is new: the thread's schedule of looks starts again (await_next()).
+ */
+static bool await_record(Daemon *d, size_t i) {
+        if (!d->probe || d->knobs[i].corrector_awaits_record)
+                return false;
+        d->knobs[i].corrector_awaits_record = true;
+        d->corrector_await_new = true;
+        return true;
+}
+
+/*
  * One batch of events, under the lock: inotify's in buf, and the probe's
  * records when the probe is in force. Every knob they name is corrected
  * before anything else is done. Returns whether we wrote; *ret_news,
@@ -107,8 +119,7 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_
         memset(named, 0, sizeof(named));
         memset(by_probe, 0, sizeof(by_probe));
         memset(other_mount, 0, sizeof(other_mount));
-        /* Whether or not the ring woke us: a record that needed no wakeup may be in (write-probe-record.h).
-         */
+        /* Woken by the ring or not: a record that needed no wakeup may be in. */
         *ret_news = n > 0 || (d->probe && daemon_probe_take(d, by_probe, other_mount) > 0);
         while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
                 d->corrector_overflow |= ev.overflow;
@@ -136,10 +147,10 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_
                          */
                         rt->corrector_trigger = other_mount[i] && !named[i] ? TRIGGER_BPF : TRIGGER_INOTIFY;
                         wrote |= rt->corrector_outcome.written;
-                        /* A drift whose writer's record is not in yet: looked for (corrector_main()). */
-                        if (d->probe && rt->corrector_outcome.action != ENFORCE_NONE &&
+                        /* A drift whose writer's record is not in yet: looked for (await_next()). */
+                        if (rt->corrector_outcome.action != ENFORCE_NONE &&
                             rt->probe_seq == rt->probe_taken_seq)
-                                rt->corrector_awaits_record = true;
+                                (void)await_record(d, i);
                 }
         }
         return wrote;
@@ -204,29 +215,62 @@ _hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, 
 void daemon_corrector_await(Daemon *d, size_t i) {
         uint64_t one = 1;
 
-        if (!d->probe || d->knobs[i].corrector_awaits_record)
-                return;
-        d->knobs[i].corrector_awaits_record = true;
-        /* Asleep without a timeout, it would not look before its next event. */
-        (void)!write(d->corrector_wake_fd, &one, sizeof(one));
+        /* Asleep without a timeout, the thread would not look before its next event. */
+        if (await_record(d, i))
+                (void)!write(d->corrector_wake_fd, &one, sizeof(one));
 }
 
-/* Whether a drift corrected still waits for its writer's record (under the lock). */
-static bool records_awaited(Daemon *d, bool give_up) {
-        bool any = false;
+/* The thread's looks for records not in yet. */
+typedef struct RecordAwait {
+        uint64_t until; /* CLOCK_MONOTONIC: when to give up; 0: nothing awaited */
+        uint64_t next;  /* when to look next */
+        uint64_t delay; /* since the last look */
+} RecordAwait;
+
+/*
+ * Under the lock, after a batch at now (every batch takes the ring, so it
+ * is a look). A drift newly awaited starts the schedule anew; a batch at or
+ * after the next look's time puts the one after twice as far; past until
+ * every wait is given up (the loop writes those records without a writer).
+ * Only the clock moves the schedule: a batch for anything else (our own
+ * write's record, an event) neither brings a look forward nor pushes the
+ * delay up, so the looks are about ten in a second whatever else comes.
+ */
+static void await_next(Daemon *d, RecordAwait *a, uint64_t now) {
+        bool any = false, give_up = a->until && now >= a->until && !d->corrector_await_new;
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 if (give_up)
                         d->knobs[i].corrector_awaits_record = false;
                 any |= d->knobs[i].corrector_awaits_record;
         }
-        return any;
+        if (!any)
+                *a = (RecordAwait){};
+        else if (d->corrector_await_new || !a->until) {
+                a->until = now + WRITE_PROBE_LATE_RECORD_USEC;
+                a->delay = WRITE_PROBE_AWAIT_FIRST_MSEC * USEC_PER_MSEC;
+                a->next = now + a->delay;
+        } else if (now >= a->next) {
+                a->delay *= 2;
+                a->next = now + a->delay;
+        }
+        d->corrector_await_new = false;
+}
+
+/* poll()'s timeout for the next look: -1 when none is due, else the milliseconds to it, rounded up. */
+static int await_timeout_msec(const RecordAwait *a, uint64_t now) {
+        if (!a->until)
+                return -1;
+        if (a->next <= now)
+                return 0;
+        return (int)((a->next - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
 }
 
 _hot_ static void *corrector_main(void *userdata) {
         char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
         Daemon *d = userdata;
         int fd = watches_fd(d->watches);
+        RecordAwait await = {};
         sigset_t stop;
 
         /* For ps, top and the bench: the thread that corrects, apart from the loop. */
@@ -244,17 +288,14 @@ _hot_ static void *corrector_main(void *userdata) {
         sigemptyset(&stop);
         sigaddset(&stop, CORRECTOR_STOP_SIGNAL);
         (void)pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
-        /* While a record is awaited: when to give up (0: none awaited), and the next look's delay. */
-        uint64_t await_until = 0;
-        int await_msec = WRITE_PROBE_AWAIT_FIRST_MSEC;
-
         while (!atomic_load(&d->corrector_stop)) {
                 uint64_t one = 1, resume, now;
-                bool wrote = false, news = true, failed, awaited;
+                bool wrote = false, news = true, failed;
                 ssize_t n;
                 int error;
 
-                n = wait_for_events(d, fd, buf, sizeof(buf), await_until ? await_msec : -1);
+                n = wait_for_events(d, fd, buf, sizeof(buf),
+                                    await_timeout_msec(&await, now_usec(CLOCK_MONOTONIC)));
                 if (n < 0 && errno == EINTR)
                         continue;
                 atomic_store(&d->corrector_busy, true);
@@ -267,18 +308,10 @@ _hot_ static void *corrector_main(void *userdata) {
                         d->corrector_error = error;
                 else
                         wrote = correct_batch(d, buf, (size_t)n, &news);
-                awaited = records_awaited(d, await_until && now >= await_until);
+                await_next(d, &await, now);
                 resume = ratelimit_count(&d->corrector_ratelimit, now);
                 atomic_store(&d->corrector_busy, false);
                 pthread_mutex_unlock(&d->lock);
-
-                if (!awaited)
-                        await_until = 0;
-                else if (!await_until) {
-                        await_until = now + WRITE_PROBE_LATE_RECORD_USEC;
-                        await_msec = WRITE_PROBE_AWAIT_FIRST_MSEC;
-                } else if (!news)
-                        await_msec *= 2;
 
                 /*
                  * Our write woke whoever waits on the knob, most likely onto

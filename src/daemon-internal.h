@@ -159,6 +159,7 @@ struct Daemon {
         sd_event_source *corrector_source; /* the loop's end of it */
         RateLimit corrector_ratelimit;     /* the thread's wakeups; its burst lowered in a fight */
         atomic_bool corrector_busy;        /* the thread holds events it has not decoded yet */
+        bool corrector_await_new;          /* a knob's record is newly awaited (daemon-corrector.c) */
         bool corrector_overflow;           /* the queue overflowed: the loop checks every knob */
         char corrector_lost_dir[PATH_MAX]; /* a directory whose watch is gone: the loop says so */
         int corrector_error;               /* read() failed: the loop stops the daemon */

@@ -21,7 +21,9 @@
  * inode), sb=own|other (the superblock the write went through: THP_DIR's,
  * or another), quiet=0|1 (default: the probe's rule, quiet where sb is the
  * one the daemon wrote into the config map), pid= (the writer's tgid),
- * comm=, value= (what was written; \n for a newline). After each record
+ * pidns= (the inode of its PID namespace: the daemon's own, with its pid,
+ * makes the record of one of its own corrections), comm=, value= (what
+ * was written; \n for a newline). After each record
  * the helper writes "ok quiet" or "ok wake" to FIFO.ack ("error" if it
  * could not).
  *
@@ -175,6 +177,8 @@ static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *
                         quiet = atoi(v);
                 else if (strcmp(kv, "pid") == 0)
                         s.record.tgid = s.record.ns_tgid = (__u32)strtoul(v, NULL, 10);
+                else if (strcmp(kv, "pidns") == 0)
+                        s.record.pidns = (__u32)strtoul(v, NULL, 10);
                 else if (strcmp(kv, "comm") == 0)
                         snprintf(s.record.comm, sizeof(s.record.comm), "%s", v);
                 else if (strcmp(kv, "value") == 0)
