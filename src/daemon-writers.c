@@ -69,9 +69,15 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
                 size_t i;
 
                 d->probe_lost += r.lost;
-                /* Our own corrections: the corrector's, the loop's. */
-                if (write_probe_record_is(&r, d->self_pidns, (uint32_t)d->self_pid))
+                /*
+                 * Our own corrections: the corrector's, the loop's. The first
+                 * tells us our pid as the probe numbers it, and from then on
+                 * the probe makes no record of ours.
+                 */
+                if (write_probe_record_is(&r, d->self_pidns, (uint32_t)d->self_pid)) {
+                        write_probe_skip_writer(d->probe, r.tgid);
                         continue;
+                }
                 i = knob_of_inode(d, r.ino);
                 if (i == SIZE_MAX)
                         continue;

@@ -231,6 +231,11 @@ int write_probe_fd(const WriteProbe *p) {
         return p->ring_fd;
 }
 
+void write_probe_skip_writer(WriteProbe *p, uint32_t tgid) {
+        if (p->config)
+                __atomic_store_n(&p->config->self_tgid, tgid, __ATOMIC_RELEASE);
+}
+
 void write_probe_quiet_superblock(WriteProbe *p, dev_t dev) {
         if (p->config)
                 __atomic_store_n(&p->config->quiet_sb_dev, (uint32_t)(major(dev) << 20 | minor(dev)),

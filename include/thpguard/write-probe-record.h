@@ -45,7 +45,12 @@
  */
 struct write_probe_config {
         __u32 quiet_sb_dev; /* the kernel's major << 20 | minor; 0: wake for every write */
-        __u32 pad;
+        /*
+         * The daemon's own process, as the initial PID namespace numbers it
+         * (which a daemon in a pod learns only from the record of one of its
+         * own writes): its writes are not recorded. 0: every write is.
+         */
+        __u32 self_tgid;
 };
 
 struct write_probe_record {

@@ -93,6 +93,13 @@ int write_probe_fd(const WriteProbe *p);
 void write_probe_quiet_superblock(WriteProbe *p, dev_t dev);
 
 /*
+ * The caller's own process as the record of one of its writes numbers it
+ * (tgid, the initial PID namespace's number): its writes are no longer
+ * recorded. Nothing where the probe came without its config map.
+ */
+void write_probe_skip_writer(WriteProbe *p, uint32_t tgid);
+
+/*
  * The next record, copied out of the ring into *ret: 1; 0 when the ring is
  * empty. A record the program did not write (any other length) is skipped.
  */

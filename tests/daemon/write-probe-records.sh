@@ -41,13 +41,15 @@ daemon_state() { [ -d "/proc/$DAEMON_PID" ] && echo running || echo gone; }
 # inject KEY=VALUE...: one record into the ring (probe-inject.c says the
 # keys); a record of a write through the daemon's own mount must be quiet,
 # by the superblock the daemon wrote into the probe's config map itself.
+# INJECTED_SELF: what the config map then says of the daemon's own tgid.
 inject() {
-        local ack
+        local ack how
         # Read-write: never blocks in open(), even with the helper gone.
         echo "$*" 1<>"$TMP/inject"
-        read -r -t 5 ack <>"$TMP/inject.ack" || fail "probe-inject did not answer (the daemon is $(daemon_state))"
-        [ "$ack" = "ok quiet" ] ||
-                fail "a record through the daemon's own mount was not quiet ($ack): the daemon did not say its superblock in the config map; $(grep probe-inject "$TMP/daemon.log")"
+        read -r -t 5 ack how INJECTED_SELF <>"$TMP/inject.ack" ||
+                fail "probe-inject did not answer (the daemon is $(daemon_state))"
+        [ "$ack $how" = "ok quiet" ] ||
+                fail "a record through the daemon's own mount was not quiet ($ack $how): the daemon did not say its superblock in the config map; $(grep probe-inject "$TMP/daemon.log")"
 }
 # drift [trunc]: a one-shot writer sets enabled to always, and the daemon
 # puts it back. Opened without O_TRUNC (sh's <>): one event, the write's,
@@ -130,6 +132,9 @@ woke=$(($(switches) - before))
 [ "$woke" -le $((DRIFTS * 4 + 40)) ] ||
         fail "the corrector woke $woke times for $DRIFTS drifts whose records never came (want <= $((DRIFTS * 4 + 40)))"
 ! grep -q "writer_pid=$DAEMON_PID " "$TMP/daemon.log" || fail "the daemon named itself as a writer"
+# Told its pid by its own records, it has the probe stop making them.
+[ "$INJECTED_SELF" = "self=$DAEMON_PID" ] ||
+        fail "after records of its own writes the config map says $INJECTED_SELF, want self=$DAEMON_PID"
 echo "$DRIFTS drifts whose records never came, our own records beside them: the corrector woke $woke times"
 
 daemon_stop

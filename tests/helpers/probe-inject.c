@@ -23,9 +23,9 @@
  * one the daemon wrote into the config map), pid= (the writer's tgid),
  * pidns= (the inode of its PID namespace: the daemon's own, with its pid,
  * makes the record of one of its own corrections), comm=, value= (what
- * was written; \n for a newline). After each record
- * the helper writes "ok quiet" or "ok wake" to FIFO.ack ("error" if it
- * could not).
+ * was written; \n for a newline). After each record the helper writes
+ * "ok quiet" or "ok wake" and "self=" the tgid the daemon wrote into the
+ * config map to FIFO.ack ("error" if it could not).
  *
  * The helper forks: the parent becomes CMD, with this pid, and a child
  * serves FIFO until CMD exits (its pidfd). Exit 125 if the kernel
@@ -147,15 +147,17 @@ static void parse_value(const char *s, struct write_probe_record *r) {
         r->ret = n;
 }
 
-/* The superblock the daemon said it watches (struct write_probe_config); 0: none said. */
-static __u32 config_quiet_sb_dev(int config_fd) {
+/* What the daemon wrote into the config map (struct write_probe_config); zeros where nothing. */
+static struct write_probe_config config_said(int config_fd) {
         struct write_probe_config c = {};
         __u32 key = 0;
         union bpf_attr a = { .map_fd = (__u32)config_fd,
                              .key = (__u64)(unsigned long)&key,
                              .value = (__u64)(unsigned long)&c };
 
-        return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) == 0 ? c.quiet_sb_dev : 0;
+        if (sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) < 0)
+                return (struct write_probe_config){};
+        return c;
 }
 
 static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *ret) {
@@ -187,7 +189,7 @@ static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *
                         return -EINVAL;
         }
         if (quiet < 0) {
-                __u32 said = config_quiet_sb_dev(config_fd);
+                __u32 said = config_said(config_fd).quiet_sb_dev;
 
                 quiet = said != 0 && said == s.record.sb_dev;
         }
@@ -210,9 +212,13 @@ static int inject(int prog_fd, int array_fd, const struct slot *s) {
         return sys_bpf(BPF_PROG_TEST_RUN, &run) < 0 ? -errno : 0;
 }
 
-/* One line: its record into the ring, and "ok quiet", "ok wake" or "error" on the ack FIFO. */
+/*
+ * One line: its record into the ring, and "ok quiet" or "ok wake", then the
+ * tgid the daemon said it has ("self=N", 0: not said), or "error", on the
+ * ack FIFO.
+ */
 static void inject_line(char *line, __u32 own_sb_dev, int prog_fd, int array_fd, int config_fd, int ack) {
-        const char *answer = "error\n";
+        char answer[64] = "error\n";
         struct slot s;
         int r = parse_line(line, own_sb_dev, config_fd, &s);
 
@@ -221,7 +227,8 @@ static void inject_line(char *line, __u32 own_sb_dev, int prog_fd, int array_fd,
         if (r < 0)
                 fprintf(stderr, "probe-inject: record not injected: %s\n", strerror(-r));
         else
-                answer = s.flags ? "ok quiet\n" : "ok wake\n";
+                snprintf(answer, sizeof(answer), "ok %s self=%u\n", s.flags ? "quiet" : "wake",
+                         config_said(config_fd).self_tgid);
         (void)!write(ack, answer, strlen(answer));
 }
 
