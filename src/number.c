@@ -37,8 +37,6 @@ int number_parse_hex_u64(const char *s, size_t n, uint64_t *ret) {
                         digit = (unsigned)(c - '0');
                 else if (c >= 'a' && c <= 'f')
                         digit = (unsigned)(c - 'a' + 10);
-                else if (c >= 'A' && c <= 'F')
-                        digit = (unsigned)(c - 'A' + 10);
                 else
                         return -EBADMSG;
                 v = v << 4 | digit;

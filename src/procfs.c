@@ -661,27 +661,6 @@ int procfs_thp_sizes_lookup(const char *spec, uint64_t size_kb, char *buf, size_
  * a header's is "start-end" in hex. A path may hold spaces and ends the line.
  */
 
-static int parse_hex(const char *s, size_t n, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (n == 0 || n > 16)
-                return -EBADMSG;
-        for (size_t i = 0; i < n; i++) {
-                char c = s[i];
-                unsigned d;
-
-                if (is_digit(c))
-                        d = (unsigned)(c - '0');
-                else if (c >= 'a' && c <= 'f')
-                        d = (unsigned)(c - 'a' + 10);
-                else
-                        return -EBADMSG;
-                v = v << 4 | d;
-        }
-        *ret = v;
-        return 0;
-}
-
 /* The next blank-separated word of line[*pos..len). */
 static bool next_word(const char *line, size_t len, size_t *pos, const char **ret, size_t *ret_len) {
         size_t i = *pos, start;
@@ -708,10 +687,10 @@ static int parse_mapping_header(const char *line, size_t len, ProcMapping *ret) 
         dash = memchr(w, '-', wl);
         if (!dash)
                 return -EBADMSG;
-        r = parse_hex(w, (size_t)(dash - w), &m.start);
+        r = number_parse_hex_u64(w, (size_t)(dash - w), &m.start);
         if (r < 0)
                 return r;
-        r = parse_hex(dash + 1, wl - (size_t)(dash - w) - 1, &m.end);
+        r = number_parse_hex_u64(dash + 1, wl - (size_t)(dash - w) - 1, &m.end);
         if (r < 0 || m.end < m.start)
                 return -EBADMSG;
         if (!next_word(line, len, &pos, &w, &wl) || wl != 4)

@@ -8,7 +8,7 @@
 
 /* Decimal digits, all of s[0..n): no sign, no blanks, no overflow. -EBADMSG otherwise, n == 0 too. */
 int number_parse_u64(const char *s, size_t n, uint64_t *ret);
-/* The same in hex digits (either case), no "0x": fdinfo's map_flags. At most 16 of them. */
+/* The same in lower-case hex digits as the kernel prints them, no "0x" (smaps, fdinfo): at most 16. */
 int number_parse_hex_u64(const char *s, size_t n, uint64_t *ret);
 
 /*

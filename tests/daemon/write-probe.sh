@@ -28,6 +28,37 @@ source "$SRCDIR/tests/lib/daemon.sh"
 real_sysfs_begin
 need unshare util-linux
 
+# busy_cpus: a process spinning on each CPU, killed at exit or by `kill "${hogs[@]}"`.
+busy_cpus() {
+        hogs=()
+        for _ in 1 2; do
+                (while :; do :; done) &
+                hogs+=($!)
+        done
+        on_exit "kill ${hogs[*]} 2>/dev/null || true"
+}
+
+# one_shot_drifts N [CMD...]: N one-shot `sh -c 'echo always > enabled'`
+# writers 20 ms apart, each reaped at once, both CPUs busy, CMD run before
+# each; their pids in pids. Returns once the daemon has logged N more
+# corrections of enabled, or after 3 s.
+one_shot_drifts() {
+        local n=$1 want i
+        shift
+        want=$(($(event_count corrected knob=enabled observed=always) + n))
+        busy_cpus
+        pids=()
+        for ((i = 0; i < n; i++)); do
+                [ $# -eq 0 ] || "$@"
+                sh -c 'echo always > "$1"' sh "$THP/enabled" &
+                pids+=($!)
+                wait $!
+                sleep 0.02
+        done
+        kill "${hogs[@]}" 2>/dev/null || true
+        wait_until 3 event_count_ge "$want" corrected knob=enabled observed=always || true
+}
+
 # ---- 1. The probe is in force. ----
 probe_daemon_start
 for set in CapEff CapPrm CapBnd; do
@@ -68,25 +99,7 @@ done
 echo "writes through another network namespace's sysfs: corrected at once and named, each knob"
 
 # ---- 4. One-shot writers, reaped at once, on a busy node. ----
-WRITERS=${WRITERS:-200}
-hogs=()
-for _ in 1 2; do
-        (while :; do :; done) &
-        hogs+=($!)
-done
-on_exit "kill ${hogs[*]} 2>/dev/null || true"
-pids=()
-for ((i = 0; i < WRITERS; i++)); do
-        sh -c 'echo always > "$1"' sh "$THP/enabled" &
-        pids+=($!)
-        wait $!
-        sleep 0.02
-done
-kill "${hogs[@]}" 2>/dev/null || true
-for ((i = 0; i < 300; i++)); do
-        [ "$(event_count corrected knob=enabled observed=always)" -ge "$((WRITERS + 1))" ] && break
-        sleep 0.01
-done
+one_shot_drifts "${WRITERS:-200}"
 event_lines corrected knob=enabled observed=always writer_comm=sh >"$TMP/named.log"
 writers_named 99 "one-shot writers, reaped at once, both CPUs busy" "$TMP/named.log" "${pids[@]}"
 ! grep -q "writer_pid=$DAEMON_PID " "$TMP/daemon.log" || fail "the daemon named itself as a writer"
@@ -97,26 +110,8 @@ writers_named 99 "one-shot writers, reaped at once, both CPUs busy" "$TMP/named.
 # follows. Each round: `compliant` writes madvise, then a one-shot sh drifts;
 # both CPUs busy, so the corrector and the writers meet in every order.
 cp /bin/echo "$TMP/compliant"
-hogs=()
-for _ in 1 2; do
-        (while :; do :; done) &
-        hogs+=($!)
-done
-on_exit "kill ${hogs[*]} 2>/dev/null || true"
-pids=()
-for ((i = 0; i < 50; i++)); do
-        "$TMP/compliant" madvise >"$THP/enabled"
-        sh -c 'echo always > "$1"' sh "$THP/enabled" &
-        pids+=($!)
-        wait $!
-        sleep 0.02
-done
-kill "${hogs[@]}" 2>/dev/null || true
-want=$((WRITERS + 1 + ${#pids[@]}))
-for ((i = 0; i < 300; i++)); do
-        [ "$(event_count corrected knob=enabled observed=always)" -ge "$want" ] && break
-        sleep 0.01
-done
+write_compliant() { "$TMP/compliant" madvise >"$THP/enabled"; }
+one_shot_drifts 50 write_compliant
 ! grep -E "writer_comm=compliant( |$)" "$TMP/daemon.log" >&2 ||
         fail "a writer of the policy's own value was named for a drift (above)"
 event_lines corrected knob=enabled observed=always writer_comm=sh >"$TMP/named.log"

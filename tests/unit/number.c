@@ -15,8 +15,10 @@ static void test_parse_hex(void **state) {
 
         assert_int_equal(number_parse_hex_u64("400", 3, &v), 0);
         assert_true(v == 0x400);
-        assert_int_equal(number_parse_hex_u64("ffffffffFFFFFFFF", 16, &v), 0);
+        assert_int_equal(number_parse_hex_u64("ffffffffffffffff", 16, &v), 0);
         assert_true(v == UINT64_MAX);
+        v = 7;
+        assert_int_equal(number_parse_hex_u64("FF", 2, &v), -EBADMSG);
         v = 7;
         assert_int_equal(number_parse_hex_u64("", 0, &v), -EBADMSG);
         assert_int_equal(number_parse_hex_u64("0x4", 3, &v), -EBADMSG);

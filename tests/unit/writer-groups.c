@@ -204,6 +204,18 @@ static void test_take_refuses_fake_probe(void **state) {
         assert_false(fd_open(SD_LISTEN_FDS_START + 1));
 }
 
+/* The probe, loaded as the unit's ExecStartPre= loads it; the test is skipped where it cannot be. */
+static void load_probe_or_skip(WriterGroups *ret) {
+        writer_groups_open(WRITE_SOURCE_BPF, "/sys/kernel/mm/transparent_hugepage", ret);
+        if (ret->probe_error < 0)
+                skip(); /* no BPF write probe here: no privilege, no BTF, or built without it */
+}
+
+/* link, ring and config map, in that order, under their names. */
+static void pass_probe_fds(int fds[3]) {
+        pass_fds(fds, 3, WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_CONFIG);
+}
+
 /* The probe itself, loaded as the unit's ExecStartPre= loads it: taken, and taken out of the store. */
 static void test_take_probe_and_unstore(void **state) {
         WriterGroups loaded, g;
@@ -212,13 +224,11 @@ static void test_take_probe_and_unstore(void **state) {
         char text[256];
 
         (void)state;
-        writer_groups_open(WRITE_SOURCE_BPF, "/sys/kernel/mm/transparent_hugepage", &loaded);
-        if (loaded.probe_error < 0)
-                skip(); /* no BPF write probe here: no privilege, no BTF, or built without it */
+        load_probe_or_skip(&loaded);
         fds[0] = loaded.probe.link_fd;
         fds[1] = loaded.probe.ring_fd;
         fds[2] = loaded.probe.config_fd;
-        pass_fds(fds, 3, WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_CONFIG);
+        pass_probe_fds(fds);
         manager_start(&m);
         assert_int_equal(writer_groups_take_stored(&g), 1);
         assert_int_equal(g.probe_error, 0);
@@ -246,14 +256,12 @@ static void test_take_probe_bad_config(void **state) {
         int fds[3];
 
         (void)state;
-        writer_groups_open(WRITE_SOURCE_BPF, "/sys/kernel/mm/transparent_hugepage", &loaded);
-        if (loaded.probe_error < 0)
-                skip(); /* no BPF write probe here: no privilege, no BTF, or built without it */
+        load_probe_or_skip(&loaded);
         fds[0] = loaded.probe.link_fd;
         fds[1] = loaded.probe.ring_fd;
         fds[2] = fcntl(loaded.probe.ring_fd, F_DUPFD_CLOEXEC, 3);
         close(loaded.probe.config_fd);
-        pass_fds(fds, 3, WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_CONFIG);
+        pass_probe_fds(fds);
         assert_int_equal(writer_groups_take_stored(&g), 1);
         assert_int_equal(g.probe_error, 0);
         assert_int_equal(g.probe.ring_fd, SD_LISTEN_FDS_START + 1);
