@@ -120,7 +120,7 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_
         memset(by_probe, 0, sizeof(by_probe));
         memset(other_mount, 0, sizeof(other_mount));
         /* Woken by the ring or not: a record that needed no wakeup may be in. */
-        *ret_news = n > 0 || (d->probe && daemon_probe_take(d, by_probe, other_mount) > 0);
+        *ret_news = (d->probe && daemon_probe_take(d, by_probe, other_mount) > 0) || n > 0;
         while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
                 d->corrector_overflow |= ev.overflow;
                 if (ev.dir)
@@ -258,9 +258,12 @@ static void await_next(Daemon *d, RecordAwait *a, uint64_t now) {
 }
 
 /* poll()'s timeout for the next look: -1 when none is due, else the milliseconds to it, rounded up. */
-static int await_timeout_msec(const RecordAwait *a, uint64_t now) {
+static int await_timeout_msec(const RecordAwait *a) {
+        uint64_t now;
+
         if (!a->until)
-                return -1;
+                return -1; /* and no clock read on the way to an idle sleep */
+        now = now_usec(CLOCK_MONOTONIC);
         if (a->next <= now)
                 return 0;
         return (int)((a->next - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
@@ -294,8 +297,7 @@ _hot_ static void *corrector_main(void *userdata) {
                 ssize_t n;
                 int error;
 
-                n = wait_for_events(d, fd, buf, sizeof(buf),
-                                    await_timeout_msec(&await, now_usec(CLOCK_MONOTONIC)));
+                n = wait_for_events(d, fd, buf, sizeof(buf), await_timeout_msec(&await));
                 if (n < 0 && errno == EINTR)
                         continue;
                 atomic_store(&d->corrector_busy, true);

@@ -178,13 +178,8 @@ int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
         if (p->config_fd >= 0) {
                 void *config = mmap(NULL, p->page, PROT_READ | PROT_WRITE, MAP_SHARED, p->config_fd, 0);
 
-                if (config == MAP_FAILED) {
-                        int r = -errno;
-
-                        write_probe_free(p);
-                        return r;
-                }
-                p->config = config;
+                /* Unmapped, it is as if it had not come: every record wakes the reader. */
+                p->config = config == MAP_FAILED ? NULL : config;
         }
         c = mmap(NULL, p->page, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
         if (c == MAP_FAILED) {

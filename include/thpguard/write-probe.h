@@ -35,7 +35,8 @@
 typedef struct WriteProbeFds {
         int link_fd;
         int ring_fd;
-        int config_fd; /* struct write_probe_config's map; < 0: none, every record wakes the reader */
+        int config_fd; /* struct write_probe_config's map; < 0 (or unmappable): every record wakes the reader
+                        */
 } WriteProbeFds;
 
 /*

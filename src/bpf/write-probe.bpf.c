@@ -268,8 +268,7 @@ static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value) {
 
         if (ret <= 0) /* refused or empty: nothing changed */
                 return 0;
-        /* The daemon's own correction: it knows it wrote, and every microsecond here is before its reader
-         * runs. */
+        /* The daemon's own correction: it knows it wrote, and this runs before its reader does. */
         if (c && c->self_tgid != 0 && c->self_tgid == tgid)
                 return 0;
         r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
