@@ -346,6 +346,8 @@ int daemon_corrector_start(Daemon *d) {
                 return -errno;
         if (sigaction(CORRECTOR_STOP_SIGNAL, &sa, NULL) < 0)
                 return -errno;
+        /* Started again when the write source joins (daemon_writers_join()). */
+        atomic_store(&d->corrector_stop, false);
         r = pthread_create(&d->corrector_thread, NULL, corrector_main, d);
         if (r > 0)
                 return -r;

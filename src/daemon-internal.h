@@ -39,6 +39,7 @@
 #include "thpguard/watch.h"
 #include "thpguard/write-probe.h"
 #include "thpguard/writer-gate.h"
+#include "thpguard/writer-groups.h"
 #include "thpguard/writer.h"
 
 /*
@@ -184,10 +185,23 @@ struct Daemon {
 
         /* Writer attribution (daemon-writers.c): the probe, else the fanotify groups; off when neither. */
         WriteSource write_source;   /* in force: bpf, fanotify or none */
-        char write_source_hook[16]; /* the probe's: "fexit" or "syscall-exit"; "" */
-        WriteProbe *probe;          /* read by the corrector thread, under the lock */
-        uint32_t self_pidns;        /* our PID namespace's inode: our own writes are not foreign */
-        uint64_t probe_lost;        /* records the ring had no room for (the corrector's, under the lock) */
+        char write_source_hook[16]; /* the probe's: "fexit", "kprobe" or "syscall-exit"; "" */
+        WriterGroups stored;        /* what the service's fd store passed in, until daemon_start() */
+        bool have_stored;
+        /*
+         * Where nothing was stored: the loader forked by daemon_new() while
+         * it still had the privileges, asked by daemon_start() once the
+         * policy is read, and its answer taken between two dispatches
+         * (daemon_writers_join()). Until then inotify and the corrector
+         * enforce as ever; nobody is named.
+         */
+        WriterLoader *loader;
+        sd_event_source *loader_source, *loader_timer;
+        bool loader_answered;         /* in, or given up on: join at the end of this dispatch */
+        uint64_t loader_started_usec; /* CLOCK_MONOTONIC */
+        WriteProbe *probe;            /* read by the corrector thread, under the lock */
+        uint32_t self_pidns;          /* our PID namespace's inode: our own writes are not foreign */
+        uint64_t probe_lost; /* records the ring had no room for (the corrector's, under the lock) */
         bool probe_lost_logged;
         int write_fd;     /* the write group, read when a record is written */
         int gate_fd;      /* the open group: opened by daemon_new() while it may, taken by the gate in
@@ -247,7 +261,25 @@ void daemon_schedule_reload(Daemon *d, uint64_t delay);
 int daemon_setup_reload(Daemon *d);
 
 /* daemon-writers.c */
-void daemon_open_writer_events(Daemon *d);
+/*
+ * daemon_new(), while the privileges last: what the fd store passed in, or
+ * else the loader started. Never fails: without either, nobody is named.
+ */
+void daemon_writers_begin(Daemon *d);
+/*
+ * daemon_start(), the policy read and in force, before the first check:
+ * the stored source installed (-EMEDIUMTYPE, logged, where it is not what
+ * was asked for), the writer gate started and the system calls confined;
+ * or the loader asked, and its answer awaited by the loop.
+ */
+int daemon_writers_start(Daemon *d);
+/*
+ * Between two dispatches, without the lock, once the loader answered: the
+ * corrector stopped, the source installed, the gate started, the system
+ * calls confined, every knob read again (what only the probe would have
+ * seen meanwhile), the corrector started again. -errno: the daemon exits.
+ */
+int daemon_writers_join(Daemon *d);
 /*
  * The corrector's, under the lock: takes every record in the probe's ring,
  * keeps each foreign write's record for its knob's record (not one of the

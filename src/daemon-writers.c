@@ -33,7 +33,6 @@
 #include "thpguard/fileio.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/writer-events.h"
-#include "thpguard/writer-groups.h"
 
 static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
@@ -401,29 +400,39 @@ void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret) {
                 *ret = d->gate_counters;
 }
 
-/* The one line that says which source is in force, and what it sees. */
-static void log_write_source(Daemon *d, const WriterGroups *g) {
-        LogField f[] = { { "THPGUARD_WRITE_SOURCE", write_source_to_string(d->write_source) } };
+/* The one line that says which source is in force, and what it sees; after how long, when it joined late. */
+static void log_write_source(Daemon *d, const WriterGroups *g, const char *when) {
+        LogField f[] = { { "THPGUARD_WRITE_SOURCE", write_source_to_string(d->write_source) },
+                         { "THPGUARD_WRITE_PROBE_HOOK", d->write_source_hook } };
 
         if (d->write_source == WRITE_SOURCE_BPF) {
                 log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
-                          "write source: bpf (%s): every write to a knob, through any sysfs mount of any "
+                          "write source: bpf (%s)%s: every write to a knob, through any sysfs mount of any "
                           "network namespace, is seen and its writer named",
-                          d->write_source_hook[0] ? d->write_source_hook : "hook unknown");
+                          d->write_source_hook[0] ? d->write_source_hook : "hook unknown", when);
+                /* Asked for by name only: what it costs everyone else is said where it starts. */
+                if (strcmp(d->write_source_hook, "syscall-exit") == 0)
+                        log_plain(
+                            &d->log, LOG_WARNING,
+                            "the BPF write probe is on the syscall-exit hook, which runs on every system "
+                            "call of every process of this node: measured, " WRITE_PROBE_SYSCALL_EXIT_COST
+                            " (bench/README.md); write_probe_hook = \"auto\" takes fexit or a kprobe, "
+                            "which run for kernfs writes alone");
                 return;
         }
         if (d->write_source == WRITE_SOURCE_FANOTIFY)
-                log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
-                          "write source: fanotify (no BPF write probe: %s): writes through this sysfs mount "
-                          "are seen and named; one through another mount (a pod's own /sys) waits for the "
-                          "recheck",
-                          g->probe_why[0] ? g->probe_why : strerror(-g->probe_error));
+                log_event(
+                    &d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, 1,
+                    "write source: fanotify%s (no BPF write probe: %s): writes through this sysfs mount "
+                    "are seen and named; one through another mount (a pod's own /sys) waits for the "
+                    "recheck",
+                    when, g->probe_why[0] ? g->probe_why : strerror(-g->probe_error));
         else
-                log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
-                          "write source: none (no BPF write probe: %s; fanotify_init: %s%s): drifts are "
+                log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, 1,
+                          "write source: none%s (no BPF write probe: %s; fanotify_init: %s%s): drifts are "
                           "corrected as always; writer attribution is off",
-                          g->probe_why[0] ? g->probe_why : strerror(-g->probe_error), strerror(-g->write_fd),
-                          g->write_fd == -EPERM ? ", it needs CAP_SYS_ADMIN" : "");
+                          when, g->probe_why[0] ? g->probe_why : strerror(-g->probe_error),
+                          strerror(-g->write_fd), g->write_fd == -EPERM ? ", it needs CAP_SYS_ADMIN" : "");
 }
 
 /* Our PID namespace: a write the probe records with our pid in it is our own. */
@@ -433,35 +442,62 @@ static uint32_t own_pid_namespace(void) {
         return stat("/proc/self/ns/pid", &st) == 0 ? (uint32_t)st.st_ino : 0;
 }
 
-/*
- * At startup, while we still may: the probe or both groups, from the
- * unit's file descriptor store or loaded and opened here. The capabilities
- * are dropped right after, by daemon_new(), whatever could be had.
- */
-void daemon_open_writer_events(Daemon *d) {
-        WriteSource want = d->options->write_source;
-        WriterGroups g;
+/* What the options and the policy ask for: --write-probe-hook wins over write_probe_hook. */
+static WriterWant wanted(const Daemon *d) {
+        return (WriterWant){ .source = d->options->write_source,
+                             .hook = d->options->write_probe_hook < _WRITE_PROBE_HOOK_MAX
+                                         ? d->options->write_probe_hook
+                                         : d->policy->write_probe_hook };
+}
+
+void daemon_writers_begin(Daemon *d) {
         int r;
 
         d->self_pid = getpid();
         d->self_pidns = own_pid_namespace();
-        r = writer_groups_take_stored(&g);
-        if (r <= 0)
-                writer_groups_open(want, d->sysfs->thp_dir, &g);
-        if (g.probe_error == 0) {
-                WriteProbeFds fds = g.probe;
+        writer_groups_init(&d->stored);
+        r = writer_groups_take_stored(&d->stored);
+        if (r > 0) {
+                d->have_stored = true;
+                return;
+        }
+        if (d->options->write_source == WRITE_SOURCE_NONE)
+                return;
+        d->loader_started_usec = now_usec(CLOCK_MONOTONIC);
+        r = writer_loader_start(d->sysfs->thp_dir, &d->loader);
+        if (r < 0) {
+                d->stored.probe_error = d->stored.write_fd = d->stored.open_fd = r;
+                snprintf(d->stored.probe_why, sizeof(d->stored.probe_why),
+                         "cannot start the loading process: %s", strerror(-r));
+        }
+}
 
-                snprintf(d->write_source_hook, sizeof(d->write_source_hook), "%.15s", g.probe_why);
+/* g made the daemon's: the probe mapped, or the groups kept; the startup line says which. */
+static void install(Daemon *d, WriterGroups *g, const char *when) {
+        if (g->probe_error == 0) {
+                WriteProbeFds fds = g->probe;
+                int r;
+
+                snprintf(d->write_source_hook, sizeof(d->write_source_hook), "%s",
+                         write_probe_hook_to_string(g->probe_hook));
+                /* write_probe_new() takes the fds, failing or not. */
+                g->probe.link_fd = g->probe.enter_link_fd = g->probe.ring_fd = g->probe.config_fd = -ENOENT;
                 r = write_probe_new(&fds, &d->probe);
                 if (r < 0) {
-                        g.probe_error = r;
-                        snprintf(g.probe_why, sizeof(g.probe_why), "cannot map its ring: %s", strerror(-r));
+                        g->probe_error = r;
+                        snprintf(g->probe_why, sizeof(g->probe_why), "cannot map its ring: %s",
+                                 strerror(-r));
+                        d->write_source_hook[0] = '\0';
                 }
         }
-        d->write_fd = g.write_fd;
-        d->gate_fd = g.open_fd;
-        d->write_source = writer_groups_source(&g);
-        log_write_source(d, &g);
+        d->write_fd = g->write_fd;
+        d->gate_fd = g->open_fd;
+        g->write_fd = g->open_fd = -ENOENT;
+        d->write_source = d->probe           ? WRITE_SOURCE_BPF
+                          : d->write_fd >= 0 ? WRITE_SOURCE_FANOTIFY
+                                             : WRITE_SOURCE_NONE;
+        log_write_source(d, g, when);
+        writer_groups_close(g);
         if (d->write_source != WRITE_SOURCE_FANOTIFY)
                 return;
         if (d->gate_fd == -ENOENT) /* the store gave the write group alone */
@@ -474,6 +510,110 @@ void daemon_open_writer_events(Daemon *d) {
                           "the kernel has no fanotify permission events (%s): writers are looked up after "
                           "their write, and one that exits at once is named by pid only",
                           strerror(-d->gate_fd));
+}
+
+/* How long the loader may take: a probe loads in well under a second. */
+#define LOADER_TIMEOUT_USEC (30 * USEC_PER_SEC)
+
+static int on_loader_answer(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Daemon *d = userdata;
+
+        (void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        d->loader_answered = true;
+        return 0;
+}
+
+static int on_loader_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+
+        d->loader_answered = true;
+        return 0;
+}
+
+int daemon_writers_start(Daemon *d) {
+        WriterWant want = wanted(d);
+        char why[512];
+        int r;
+
+        if (d->have_stored) {
+                if (want.source == WRITE_SOURCE_NONE) {
+                        writer_groups_close(&d->stored);
+                        snprintf(d->stored.probe_why, sizeof(d->stored.probe_why), "--write-source=none");
+                        d->stored.write_fd = -ENOENT;
+                } else if (writer_groups_match(&d->stored, &want, why, sizeof(why)) < 0) {
+                        log_plain(
+                            &d->log, LOG_ERR,
+                            "not starting: %s; give thpguard-writer-groups (the unit's ExecStartPre=) the "
+                            "same --write-source and --write-probe-hook, or neither",
+                            why);
+                        return -EMEDIUMTYPE;
+                }
+        }
+        if (!d->loader) {
+                install(d, &d->stored, "");
+                d->have_stored = false;
+                return 0;
+        }
+        r = writer_loader_request(d->loader, &want);
+        if (r >= 0)
+                r = sd_event_add_io(d->event, &d->loader_source, writer_loader_fd(d->loader), EPOLLIN,
+                                    on_loader_answer, d);
+        if (r >= 0)
+                r = event_add_time_relative(d->event, &d->loader_timer, CLOCK_MONOTONIC, LOADER_TIMEOUT_USEC,
+                                            USEC_PER_SEC, on_loader_timeout, d);
+        if (r < 0) {
+                /* Not fatal: enforcement needs none of it. */
+                d->loader = writer_loader_free(d->loader);
+                d->stored.probe_error = d->stored.write_fd = d->stored.open_fd = r;
+                snprintf(d->stored.probe_why, sizeof(d->stored.probe_why),
+                         "cannot ask the loading process: %s", strerror(-r));
+                install(d, &d->stored, "");
+                return 0;
+        }
+        (void)sd_event_source_set_description(d->loader_source, "write-source-loader");
+        (void)sd_event_source_set_description(d->loader_timer, "write-source-loader-timeout");
+        return 0;
+}
+
+int daemon_writers_join(Daemon *d) {
+        WriterGroups g;
+        char when[64];
+        int r;
+
+        d->loader_answered = false;
+        r = writer_loader_finish(d->loader, &g);
+        if (r == -EAGAIN) {
+                /* The timer: the loader never answered; killed. */
+                writer_groups_init(&g);
+                g.probe_error = g.write_fd = g.open_fd = -ETIMEDOUT;
+                snprintf(g.probe_why, sizeof(g.probe_why),
+                         "the loading process did not answer within %llu s",
+                         (unsigned long long)(LOADER_TIMEOUT_USEC / USEC_PER_SEC));
+        }
+        d->loader = writer_loader_free(d->loader);
+        d->loader_source = event_source_disable_unref(d->loader_source);
+        d->loader_timer = event_source_disable_unref(d->loader_timer);
+        snprintf(when, sizeof(when), ", joined %.1f ms after startup",
+                 (double)(now_usec(CLOCK_MONOTONIC) - d->loader_started_usec) / 1000.0);
+
+        /* The thread reads the sources outside the lock (its poll()): stopped while they change. */
+        daemon_corrector_stop(d);
+        pthread_mutex_lock(&d->lock);
+        install(d, &g, when);
+        r = daemon_setup_writer_gate(d);
+        if (r >= 0)
+                r = daemon_confine_syscalls(d);
+        if (r >= 0) {
+                /* A write through another mount meanwhile raised no event: read every knob now. */
+                d->rechecks++;
+                (void)daemon_check_all(d, TRIGGER_RECHECK);
+                d->metrics_dirty = true;
+                r = daemon_corrector_start(d);
+                if (r < 0)
+                        log_error_errno(&d->log, r, "cannot start the corrector thread again");
+        }
+        pthread_mutex_unlock(&d->lock);
+        return r;
 }
 
 int daemon_setup_writer_gate(Daemon *d) {
@@ -522,6 +662,10 @@ int daemon_setup_writer_gate(Daemon *d) {
 }
 
 void daemon_writers_free(Daemon *d) {
+        d->loader_source = event_source_disable_unref(d->loader_source);
+        d->loader_timer = event_source_disable_unref(d->loader_timer);
+        d->loader = writer_loader_free(d->loader);
+        writer_groups_close(&d->stored);
         d->probe = write_probe_free(d->probe);
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
         d->gate_queue_source = event_source_disable_unref(d->gate_queue_source);

@@ -784,8 +784,12 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = path_join_root("/", "proc", d->proc_root, sizeof(d->proc_root));
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot build the path of /proc");
-        /* The writers' fanotify groups need CAP_SYS_ADMIN: open them, then drop every privilege. */
-        daemon_open_writer_events(d);
+        /*
+         * The write source needs privileges the daemon does not keep: what the
+         * fd store passed in, or a loader forked now that keeps them; then
+         * every privilege of ours is dropped.
+         */
+        daemon_writers_begin(d);
         r = drop_privileges(d);
         if (r < 0)
                 return r;
@@ -819,10 +823,16 @@ int daemon_start(Daemon *d) {
         r = setup_exit_signals(d);
         if (r >= 0)
                 r = daemon_setup_reload(d);
-        /* Before the first check, which opens and marks the knob files. */
+        /*
+         * Before the first check, which opens and marks the knob files: the
+         * source the store gave, or the loader asked, whose answer the loop
+         * takes once the policy is in force (daemon_writers_join()).
+         */
         if (r >= 0)
+                r = daemon_writers_start(d);
+        if (r >= 0 && !d->loader)
                 r = daemon_setup_writer_gate(d);
-        if (r >= 0)
+        if (r >= 0 && !d->loader)
                 r = daemon_confine_syscalls(d);
         if (r < 0)
                 return r;
@@ -873,6 +883,9 @@ static int run_event_loop(Daemon *d) {
                         r = sd_event_dispatch(d->event);
                         pthread_mutex_unlock(&d->lock);
                 }
+                /* Outside the lock: the join stops the corrector thread, which may be waiting for it. */
+                if (r >= 0 && d->loader_answered)
+                        r = daemon_writers_join(d);
                 if (r < 0)
                         return r;
         }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@ typedef struct Args {
         const char *metrics_file;
         const char *nfd_features_file;
         WriteSource write_source;
+        WriteProbeHook write_probe_hook; /* _WRITE_PROBE_HOOK_MAX: not given, the policy's */
 } Args;
 
 static void help(void) {
@@ -82,6 +84,10 @@ static void help(void) {
                "                         what tells of writes and names writers: the BPF write\n"
                "                         probe (every sysfs mount), fanotify (this mount only),\n"
                "                         or neither; auto: the probe where it loads (default auto)\n"
+               "      --write-probe-hook=auto|fexit|kprobe|syscall-exit\n"
+               "                         where the probe runs; auto: fexit, else a kprobe on the\n"
+               "                         kernfs write; syscall-exit only by name: it taxes every\n"
+               "                         system call of the node (default: the policy's, else auto)\n"
                "      --alive            liveness probe: exit 0 if the daemon keeps the metrics file\n"
                "                         (--metrics-file, else the policy's) fresh; write nothing\n"
                "  -h, --help             show this help\n"
@@ -114,6 +120,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 ARG_NFD_FEATURES_FILE,
                 ARG_ALIVE,
                 ARG_WRITE_SOURCE,
+                ARG_WRITE_PROBE_HOOK,
         };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -128,11 +135,15 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 { "nfd-features-file", required_argument, NULL, ARG_NFD_FEATURES_FILE },
                 { "alive", no_argument, NULL, ARG_ALIVE },
                 { "write-source", required_argument, NULL, ARG_WRITE_SOURCE },
+                { "write-probe-hook", required_argument, NULL, ARG_WRITE_PROBE_HOOK },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {},
         };
-        Args a = { .action = ACTION_DAEMON, .config = POLICY_FILE_DEFAULT, .sysfs_root = "/sys" };
+        Args a = { .action = ACTION_DAEMON,
+                   .config = POLICY_FILE_DEFAULT,
+                   .sysfs_root = "/sys",
+                   .write_probe_hook = _WRITE_PROBE_HOOK_MAX };
         bool conflict = false;
         int c;
 
@@ -189,6 +200,15 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                                 fprintf(stderr,
                                         "thpguardd: --write-source: invalid value '%s' (expected auto, bpf, "
                                         "fanotify or none)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case ARG_WRITE_PROBE_HOOK:
+                        if (write_probe_hook_from_string(optarg, &a.write_probe_hook) < 0) {
+                                fprintf(stderr,
+                                        "thpguardd: --write-probe-hook: invalid value '%s' (expected auto, "
+                                        "fexit, kprobe or syscall-exit)\n",
                                         optarg);
                                 return -EINVAL;
                         }
@@ -279,24 +299,57 @@ static int open_policy_and_sysfs(const Args *a, Policy **ret_policy, Sysfs **ret
         return 0;
 }
 
-/* What --verify --json says of the write source: probed before the privileges go, as the daemon would. */
+/*
+ * What --verify --json says of the write source, found as the daemon finds
+ * it: a loader forked before the privileges go, asked once the policy (and
+ * its write_probe_hook) is read.
+ */
 typedef struct VerifyWriteSource {
+        WriterLoader *loader;
         WriteSource source;
-        char detail[256];
+        char detail[512];
 } VerifyWriteSource;
 
-static void probe_write_source(const Args *a, VerifyWriteSource *ret) {
+static void start_write_source_probe(const Args *a, VerifyWriteSource *ret) {
         char thp_dir[PATH_MAX];
+        int r;
 
         *ret = (VerifyWriteSource){ .source = WRITE_SOURCE_NONE };
-        if (path_join_root(a->sysfs_root, "kernel/mm/transparent_hugepage", thp_dir, sizeof(thp_dir)) < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "--sysfs-root is too long");
-                return;
-        }
-        ret->source = writer_groups_probe(a->write_source, thp_dir, ret->detail, sizeof(ret->detail));
+        r = path_join_root(a->sysfs_root, "kernel/mm/transparent_hugepage", thp_dir, sizeof(thp_dir));
+        if (r >= 0)
+                r = writer_loader_start(thp_dir, &ret->loader);
+        if (r < 0)
+                snprintf(ret->detail, sizeof(ret->detail), "cannot start the loading process: %s",
+                         strerror(-r));
 }
 
-static int run_verify(const Args *a, const VerifyWriteSource *ws) {
+static void finish_write_source_probe(const Args *a, const Policy *p, VerifyWriteSource *ws) {
+        WriterWant want = { .source = a->write_source,
+                            .hook = a->write_probe_hook < _WRITE_PROBE_HOOK_MAX ? a->write_probe_hook
+                                                                                : p->write_probe_hook };
+        struct pollfd pfd;
+        WriterGroups g;
+        int r;
+
+        if (!ws->loader)
+                return;
+        r = writer_loader_request(ws->loader, &want);
+        if (r >= 0) {
+                pfd = (struct pollfd){ .fd = writer_loader_fd(ws->loader), .events = POLLIN };
+                r = poll(&pfd, 1, 30 * 1000) > 0 ? writer_loader_finish(ws->loader, &g) : -ETIMEDOUT;
+        }
+        ws->loader = writer_loader_free(ws->loader);
+        if (r < 0) {
+                snprintf(ws->detail, sizeof(ws->detail), "the loading process did not answer: %s",
+                         strerror(-r));
+                return;
+        }
+        ws->source = writer_groups_source(&g);
+        snprintf(ws->detail, sizeof(ws->detail), "%s", g.probe_why);
+        writer_groups_close(&g);
+}
+
+static int run_verify(const Args *a, VerifyWriteSource *ws) {
         _cleanup_policy_ Policy *p = NULL;
         _cleanup_sysfs_ Sysfs *s = NULL;
         _cleanup_free_ KnobStatus *statuses = NULL;
@@ -304,6 +357,7 @@ static int run_verify(const Args *a, const VerifyWriteSource *ws) {
 
         if (open_policy_and_sysfs(a, &p, &s) < 0)
                 return EXIT_ERROR;
+        finish_write_source_probe(a, p, ws);
 
         statuses = calloc(p->n_knobs ? p->n_knobs : 1, sizeof(*statuses));
         if (!statuses)
@@ -375,6 +429,7 @@ static int run_daemon(const Args *a) {
                 .metrics_file = a->metrics_file,
                 .nfd_features_file = a->nfd_features_file,
                 .write_source = a->write_source,
+                .write_probe_hook = a->write_probe_hook,
         };
         Logger log;
 
@@ -490,7 +545,7 @@ int main(int argc, char **argv) {
                 return EXIT_ERROR;
         }
         if (a.action == ACTION_VERIFY && a.json)
-                probe_write_source(&a, &ws);
+                start_write_source_probe(&a, &ws);
         /* The daemon drops its own once its write source is open (daemon_new()). */
         if (a.action != ACTION_DAEMON &&
             (drop_privileges() < 0 || (confine_early(&a) && confine(&a, a.metrics_file) < 0)))
@@ -504,8 +559,12 @@ int main(int argc, char **argv) {
                 return EXIT_SUCCESS;
         case ACTION_CHECK_CONFIG:
                 return run_check_config(&a);
-        case ACTION_VERIFY:
-                return run_verify(&a, &ws);
+        case ACTION_VERIFY: {
+                int rc = run_verify(&a, &ws);
+
+                writer_loader_free(ws.loader);
+                return rc;
+        }
         case ACTION_ONCE:
                 return run_once(&a);
         case ACTION_ALIVE:

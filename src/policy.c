@@ -287,6 +287,20 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                         else
                                 diag_error(pp->diag, pp->file, line_of(s),
                                            "mode: invalid value \"%s\" (expected enforce or audit)", m);
+                } else if (strcmp(key, "write_probe_hook") == 0) {
+                        const char *h;
+
+                        if (!expect_type(pp, s, "write_probe_hook", CONFIG_TYPE_STRING, "a string"))
+                                continue;
+                        h = config_setting_get_string(s);
+                        /* diag escapes what it is given */
+                        if (write_probe_hook_from_string(h, &p->write_probe_hook) < 0)
+                                diag_error(pp->diag, pp->file, line_of(s),
+                                           "write_probe_hook: invalid value \"%s\" (expected auto, fexit, "
+                                           "kprobe or syscall-exit)",
+                                           h);
+                        else
+                                p->write_probe_hook_line = line_of(s);
                 } else if (strcmp(key, "recheck_interval") == 0) {
                         if (get_uint(pp, s, "recheck_interval", POLICY_RECHECK_MIN, POLICY_RECHECK_MAX, &u))
                                 p->recheck_interval_sec = (unsigned)u;
@@ -326,7 +340,7 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                 } else
                         unknown_key(pp, s, "policy",
                                     "mode, recheck_interval, fight_threshold, fight_window, metrics_file, "
-                                    "nfd_features_file or thp");
+                                    "nfd_features_file, write_probe_hook or thp");
         }
         return 0;
 }

@@ -9,8 +9,10 @@
 
 #include "thpguard/write-probe.h"
 
-int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t why_size) {
+int write_probe_load(const char *thp_dir, WriteProbeHook hook, WriteProbeFds *ret, char *why,
+                     size_t why_size) {
         (void)thp_dir;
+        (void)hook;
         (void)ret;
         snprintf(why, why_size,
                  "this thpguardd was built without the BPF write probe (no libbpf, clang or bpftool)");

@@ -27,11 +27,25 @@
 #include "thpguard/write-probe.h"
 #include "write-probe.skel.h"
 
-/* The program's own output is a verifier log: the caller gets one line of why instead. */
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list args) {
-        (void)level;
-        (void)fmt;
-        (void)args;
+/*
+ * libbpf's messages go to the caller's debug log, and the last line of a
+ * refused load (the verifier's verdict, or libbpf's own reason) is kept
+ * for the reason the probe is missing. This runs in the loading process
+ * alone (a child of the daemon's, or thpguard-writer-groups): one at a time.
+ */
+static char last_message[160];
+
+static int keep_message(enum libbpf_print_level level, const char *fmt, va_list args) {
+        char line[sizeof(last_message)];
+        size_t n;
+
+        if (level == LIBBPF_DEBUG)
+                return 0;
+        (void)vsnprintf(line, sizeof(line), fmt, args);
+        n = strcspn(line, "\n");
+        line[n] = '\0';
+        if (n > 0)
+                memcpy(last_message, line, n + 1);
         return 0;
 }
 
@@ -86,29 +100,72 @@ static void destroy(struct write_probe_bpf **skel) {
 }
 
 /* How the probe is hooked to the sysfs write, in the order the loader tries them. */
-typedef enum Hook {
-        HOOK_FEXIT_WRITE_ITER, /* Linux 5.11 and later */
-        HOOK_FEXIT_WRITE,      /* 5.5 to 5.10 */
-        HOOK_SYSCALL_EXIT,     /* a kernel that refuses BPF trampolines */
-        _HOOK_MAX,
-} Hook;
+typedef enum Attach {
+        ATTACH_FEXIT_WRITE_ITER,  /* Linux 5.11 and later */
+        ATTACH_FEXIT_WRITE,       /* 5.5 to 5.10 */
+        ATTACH_KPROBE_WRITE_ITER, /* a kernel that refuses BPF trampolines */
+        ATTACH_KPROBE_WRITE,
+        ATTACH_SYSCALL_EXIT, /* only by name: sys_enter and sys_exit */
+        _ATTACH_MAX,
+} Attach;
 
-static const char *const hook_name[_HOOK_MAX] = {
-        [HOOK_FEXIT_WRITE_ITER] = "fexit",
-        [HOOK_FEXIT_WRITE] = "fexit",
-        [HOOK_SYSCALL_EXIT] = "syscall-exit",
+static const WriteProbeHook attach_hook[_ATTACH_MAX] = {
+        [ATTACH_FEXIT_WRITE_ITER] = WRITE_PROBE_HOOK_FEXIT,
+        [ATTACH_FEXIT_WRITE] = WRITE_PROBE_HOOK_FEXIT,
+        [ATTACH_KPROBE_WRITE_ITER] = WRITE_PROBE_HOOK_KPROBE,
+        [ATTACH_KPROBE_WRITE] = WRITE_PROBE_HOOK_KPROBE,
+        [ATTACH_SYSCALL_EXIT] = WRITE_PROBE_HOOK_SYSCALL_EXIT,
 };
 
-/* Opens and loads the program of one hook alone. */
-static int open_and_load(Hook hook, struct write_probe_bpf **ret) {
+static const char *const attach_name[_ATTACH_MAX] = {
+        [ATTACH_FEXIT_WRITE_ITER] = "fexit on kernfs_fop_write_iter",
+        [ATTACH_FEXIT_WRITE] = "fexit on kernfs_fop_write",
+        [ATTACH_KPROBE_WRITE_ITER] = "kprobe on kernfs_fop_write_iter",
+        [ATTACH_KPROBE_WRITE] = "kprobe on kernfs_fop_write",
+        [ATTACH_SYSCALL_EXIT] = "raw tracepoints sys_enter and sys_exit",
+};
+
+/* Whether hook (auto: fexit, then kprobe; never syscall-exit) tries a. */
+static bool hook_tries(WriteProbeHook hook, Attach a) {
+        if (hook == WRITE_PROBE_HOOK_AUTO)
+                return attach_hook[a] != WRITE_PROBE_HOOK_SYSCALL_EXIT;
+        return attach_hook[a] == hook;
+}
+
+/* The programs of one way in: one, or sys_enter's beside sys_exit. */
+static void programs_of(struct write_probe_bpf *skel, Attach a, struct bpf_program *ret[2]) {
+        ret[1] = NULL;
+        switch (a) {
+        case ATTACH_FEXIT_WRITE_ITER:
+                ret[0] = skel->progs.write_iter_exit;
+                break;
+        case ATTACH_FEXIT_WRITE:
+                ret[0] = skel->progs.write_exit;
+                break;
+        case ATTACH_KPROBE_WRITE_ITER:
+                ret[0] = skel->progs.kprobe_write_iter;
+                break;
+        case ATTACH_KPROBE_WRITE:
+                ret[0] = skel->progs.kprobe_write;
+                break;
+        default:
+                ret[0] = skel->progs.sys_exit;
+                ret[1] = skel->progs.sys_enter;
+                break;
+        }
+}
+
+/* Opens and loads the programs of one way in alone. */
+static int open_and_load(Attach a, struct write_probe_bpf **ret) {
         struct write_probe_bpf *skel = write_probe_bpf__open();
+        struct bpf_program *mine[2], *prog;
         int r;
 
         if (!skel)
                 return errno > 0 ? -errno : -ENOMEM;
-        bpf_program__set_autoload(skel->progs.write_iter_exit, hook == HOOK_FEXIT_WRITE_ITER);
-        bpf_program__set_autoload(skel->progs.write_exit, hook == HOOK_FEXIT_WRITE);
-        bpf_program__set_autoload(skel->progs.sys_exit, hook == HOOK_SYSCALL_EXIT);
+        programs_of(skel, a, mine);
+        bpf_object__for_each_program(prog, skel->obj)
+            bpf_program__set_autoload(prog, prog == mine[0] || prog == mine[1]);
         r = write_probe_bpf__load(skel);
         if (r < 0) {
                 write_probe_bpf__destroy(skel);
@@ -118,20 +175,23 @@ static int open_and_load(Hook hook, struct write_probe_bpf **ret) {
         return 0;
 }
 
-/* The link's fd, of our own; the kernel keeps the link while any fd of it is open. */
-static int attach(struct write_probe_bpf *skel, Hook hook, int *ret_fd) {
-        struct bpf_program *prog = hook == HOOK_FEXIT_WRITE_ITER ? skel->progs.write_iter_exit
-                                   : hook == HOOK_FEXIT_WRITE    ? skel->progs.write_exit
-                                                                 : skel->progs.sys_exit;
+/*
+ * The link's fd, of our own; the kernel keeps the link while any fd of it
+ * is open. Disconnected first, so that libbpf only frees its memory: its
+ * detach of a kprobe's perf event would disable the event before closing it.
+ */
+static int attach_one(struct bpf_program *prog, int *ret_fd) {
         struct bpf_link *link = bpf_program__attach(prog);
         long err = libbpf_get_error(link);
         int fd;
 
         if (err)
                 return err < 0 ? (int)err : -EINVAL;
+        bpf_link__disconnect(link);
         fd = fcntl(bpf_link__fd(link), F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
                 fd = -errno;
+        close(bpf_link__fd(link));
         bpf_link__destroy(link);
         if (fd < 0)
                 return fd;
@@ -139,13 +199,76 @@ static int attach(struct write_probe_bpf *skel, Hook hook, int *ret_fd) {
         return 0;
 }
 
-int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t why_size) {
+/*
+ * A kprobe goes through the kernel's kprobe PMU (Linux 4.17 and later,
+ * every kernel the probe's ring buffer needs). Where there is none, libbpf
+ * would write a probe of its own into tracefs's kprobe_events instead: a
+ * change to the node outside the THP directory, which the loader never makes.
+ */
+#define KPROBE_PMU_TYPE "/sys/bus/event_source/devices/kprobe/type"
+
+/* -EOPNOTSUPP ("Operation not supported" in the reason) where the kernel has no kprobes. */
+static int kprobes_available(void) {
+        return access(KPROBE_PMU_TYPE, R_OK) < 0 ? -EOPNOTSUPP : 0;
+}
+
+/* The syscall-exit hook's sys_enter first: a sys_exit with nothing taken at entry records nothing. */
+static int attach(struct write_probe_bpf *skel, Attach a, int *ret_fd, int *ret_enter_fd) {
+        struct bpf_program *mine[2];
+        int fd = -EBADF, enter_fd = -EBADF, r;
+
+        programs_of(skel, a, mine);
+        if (mine[1]) {
+                r = attach_one(mine[1], &enter_fd);
+                if (r < 0)
+                        return r;
+        }
+        r = attach_one(mine[0], &fd);
+        if (r < 0) {
+                if (enter_fd >= 0)
+                        close(enter_fd);
+                return r;
+        }
+        *ret_fd = fd;
+        *ret_enter_fd = enter_fd;
+        return 0;
+}
+
+/* why[]: "fexit on kernfs_fop_write_iter: Operation not permitted; kprobe ...: ..." for each one tried. */
+static void say_refused(WriteProbeHook hook, const int errors[_ATTACH_MAX], const char *last, char *why,
+                        size_t why_size) {
+        size_t at = 0;
+
+        at += (size_t)snprintf(why, why_size, "the kernel refused it: ");
+        for (Attach a = 0; a < _ATTACH_MAX && at < why_size; a++)
+                if (hook_tries(hook, a))
+                        at += (size_t)snprintf(why + at, why_size - at, "%s: %s; ", attach_name[a],
+                                               strerror(-errors[a]));
+        if (at >= why_size)
+                return;
+        /* EPERM from every hook is most likely ours; from one alone, the kernel's (no trampolines). */
+        bool all_eperm = true;
+        for (Attach a = 0; a < _ATTACH_MAX; a++)
+                if (hook_tries(hook, a) && errors[a] != -EPERM)
+                        all_eperm = false;
+        if (all_eperm)
+                at += (size_t)snprintf(why + at, why_size - at,
+                                       "(it needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN); ");
+        if (at < why_size && last[0])
+                at += (size_t)snprintf(why + at, why_size - at, "%s; ", last);
+        /* No trailing "; ". */
+        if (at >= 2 && at < why_size)
+                why[at - 2] = '\0';
+}
+
+int write_probe_load(const char *thp_dir, WriteProbeHook hook, WriteProbeFds *ret, char *why,
+                     size_t why_size) {
         _cleanup_(destroy) struct write_probe_bpf *skel = NULL;
         _cleanup_close_ int dirfd = -EBADF, ring_fd = -EBADF, config_fd = -EBADF;
         struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
-        int link_fd = -EBADF, errors[_HOOK_MAX], r = -ENOENT;
+        int link_fd = -EBADF, enter_fd = -EBADF, errors[_ATTACH_MAX], r = -ENOENT;
         unsigned knobs = 0;
-        Hook hook;
+        Attach a;
 
         if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
                 r = -errno;
@@ -158,12 +281,20 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
                 snprintf(why, why_size, "%s: %s", thp_dir, strerror(-r));
                 return r;
         }
-        libbpf_set_print(quiet);
+        last_message[0] = '\0';
+        libbpf_set_print(keep_message);
         /* Before 5.11 a map is charged to RLIMIT_MEMLOCK; we are the privileged loader, for a moment. */
         (void)setrlimit(RLIMIT_MEMLOCK, &unlimited);
 
-        for (hook = 0; hook < _HOOK_MAX; hook++) {
-                errors[hook] = r = open_and_load(hook, &skel);
+        for (a = 0; a < _ATTACH_MAX; a++) {
+                errors[a] = -ENOENT;
+                if (!hook_tries(hook, a))
+                        continue;
+                if (attach_hook[a] == WRITE_PROBE_HOOK_KPROBE && (r = kprobes_available()) < 0) {
+                        errors[a] = r;
+                        continue;
+                }
+                errors[a] = r = open_and_load(a, &skel);
                 if (r < 0)
                         continue;
                 r = add_knobs(bpf_map__fd(skel->maps.knobs), dirfd, 1, &knobs);
@@ -174,21 +305,14 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
                                  thp_dir, strerror(-r));
                         return r;
                 }
-                errors[hook] = r = attach(skel, hook, &link_fd);
+                errors[a] = r = attach(skel, a, &link_fd, &enter_fd);
                 if (r == 0)
                         break;
                 destroy(&skel);
         }
+        libbpf_set_print(NULL);
         if (r < 0) {
-                snprintf(
-                    why, why_size,
-                    "the kernel refused it: fexit on kernfs_fop_write_iter: %s, on kernfs_fop_write: %s; "
-                    "raw tracepoint sys_exit: %s%s",
-                    strerror(-errors[HOOK_FEXIT_WRITE_ITER]), strerror(-errors[HOOK_FEXIT_WRITE]),
-                    strerror(-errors[HOOK_SYSCALL_EXIT]),
-                    errors[HOOK_SYSCALL_EXIT] == -EPERM
-                        ? " (it needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)"
-                        : "");
+                say_refused(hook, errors, last_message, why, why_size);
                 return r;
         }
         ring_fd = fcntl(bpf_map__fd(skel->maps.records), F_DUPFD_CLOEXEC, 3);
@@ -197,10 +321,13 @@ int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t 
                 r = -errno;
                 snprintf(why, why_size, "cannot keep the probe's maps: %s", strerror(-r));
                 close(link_fd);
+                if (enter_fd >= 0)
+                        close(enter_fd);
                 return r;
         }
-        snprintf(why, why_size, "%s", hook_name[hook]);
+        snprintf(why, why_size, "%s", write_probe_hook_to_string(attach_hook[a]));
         *ret = (WriteProbeFds){ .link_fd = link_fd,
+                                .enter_link_fd = enter_fd,
                                 .ring_fd = TAKE_FD(ring_fd),
                                 .config_fd = TAKE_FD(config_fd) };
         return 0;

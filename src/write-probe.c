@@ -122,33 +122,55 @@ int write_probe_check_config_fd(int fd) {
         return 0;
 }
 
-int write_probe_check_link_fd(int fd) {
-        char path[64], target[64];
+/*
+ * What /proc/self/fd/FD points at. A kprobe is attached through a perf
+ * event: on Linux 5.15 and later libbpf wraps it in a bpf_link, before
+ * that (or with an older libbpf) the perf event's own fd holds it.
+ */
+static int fd_target(int fd, char *buf, size_t size) {
+        char path[64];
         ssize_t n;
 
         snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        n = readlink(path, target, sizeof(target) - 1);
+        n = readlink(path, buf, size - 1);
         if (n < 0)
                 return errno == ENOENT ? -EBADF : -errno;
-        target[n] = '\0';
-        return strcmp(target, "anon_inode:bpf_link") == 0 ? 0 : -EINVAL;
+        buf[n] = '\0';
+        return 0;
 }
 
-const char *write_probe_link_hook(int fd) {
-        WriteProbeFdinfo info;
+int write_probe_check_link_fd(int fd) {
+        char target[64];
+        int r = fd_target(fd, target, sizeof(target));
 
+        if (r < 0)
+                return r;
+        return strcmp(target, "anon_inode:bpf_link") == 0 || strcmp(target, "anon_inode:[perf_event]") == 0
+                   ? 0
+                   : -EINVAL;
+}
+
+WriteProbeHook write_probe_link_hook(int fd) {
+        WriteProbeFdinfo info;
+        char target[64];
+
+        if (fd_target(fd, target, sizeof(target)) == 0 && strcmp(target, "anon_inode:[perf_event]") == 0)
+                return WRITE_PROBE_HOOK_KPROBE;
         if (read_fdinfo(fd, &info) < 0 || !info.is_link)
-                return "";
+                return _WRITE_PROBE_HOOK_MAX;
         /* The loader's hooks (write-probe-load.c), by the kind of link each makes. */
         if (strcmp(info.link_type, "tracing") == 0)
-                return "fexit";
+                return WRITE_PROBE_HOOK_FEXIT;
+        if (strcmp(info.link_type, "perf_event") == 0)
+                return WRITE_PROBE_HOOK_KPROBE;
         if (strcmp(info.link_type, "raw_tracepoint") == 0)
-                return "syscall-exit";
-        return "";
+                return WRITE_PROBE_HOOK_SYSCALL_EXIT;
+        return _WRITE_PROBE_HOOK_MAX;
 }
 
 struct WriteProbe {
-        int link_fd; /* held only: while it is open, the program stays attached */
+        int link_fd;       /* held only: while it is open, the program stays attached */
+        int enter_link_fd; /* the same, for the syscall-exit hook's sys_enter */
         int ring_fd;
         int config_fd;
         struct write_probe_config *config; /* mapped; NULL: none */
@@ -166,12 +188,15 @@ int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
 
         if (!p) {
                 close(fds->link_fd);
+                if (fds->enter_link_fd >= 0)
+                        close(fds->enter_link_fd);
                 close(fds->ring_fd);
                 if (fds->config_fd >= 0)
                         close(fds->config_fd);
                 return -ENOMEM;
         }
         p->link_fd = fds->link_fd;
+        p->enter_link_fd = fds->enter_link_fd;
         p->ring_fd = ring_fd;
         p->config_fd = fds->config_fd;
         p->page = (size_t)sysconf(_SC_PAGESIZE);
@@ -218,6 +243,8 @@ WriteProbe *write_probe_free(WriteProbe *p) {
                 close(p->ring_fd);
         if (p->link_fd >= 0)
                 close(p->link_fd);
+        if (p->enter_link_fd >= 0)
+                close(p->enter_link_fd);
         free(p);
         return NULL;
 }

@@ -5,26 +5,123 @@
  * where it cannot opens the writer attribution's two fanotify groups, and
  * leaves them in the service's file descriptor store, where systemd hands
  * them to thpguardd (thpguardd(8), WRITE SOURCES). Reads nothing but the
- * THP directory's listing (the probe's filter), takes no argument, and
- * never fails the start: without them the daemon still enforces the
- * policy, without naming writers.
+ * THP directory's listing (the probe's filter) and, given --config, the
+ * policy's write_probe_hook, which a child that has dropped every
+ * capability parses (the policy is input, and no privilege is needed to
+ * read it). Never fails the start: without them the daemon still enforces
+ * the policy, without naming writers.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "thpguard/capability.h"
+#include "thpguard/diag.h"
+#include "thpguard/policy.h"
 #include "thpguard/writer-groups.h"
 
-int main(int argc, char **argv) {
-        WriterGroups g;
-        int r;
+static void usage(FILE *f) {
+        fprintf(f, "Usage: thpguard-writer-groups [--config FILE] [--write-source=auto|bpf|fanotify|none]\n"
+                   "                              [--write-probe-hook=auto|fexit|kprobe|syscall-exit]\n"
+                   "Run by thpguardd.service (ExecStartPre=): loads thpguardd's write source into the\n"
+                   "service's file descriptor store. The hook is --write-probe-hook, else the policy's\n"
+                   "write_probe_hook (--config), else auto. See thpguardd(8), WRITE SOURCES.\n");
+}
 
-        (void)argv;
-        if (argc > 1) {
-                fprintf(stderr, "usage: thpguard-writer-groups (run by thpguardd.service, no arguments)\n");
+/*
+ * The policy's write_probe_hook, read by a child with nothing of root left;
+ * auto where the policy is missing or invalid (the daemon refuses it then,
+ * saying why). Only the hook's number crosses back.
+ */
+static WriteProbeHook policy_hook(const char *config) {
+        WriteProbeHook hook = WRITE_PROBE_HOOK_AUTO;
+        int sv[2];
+        pid_t pid;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return hook;
+        pid = fork();
+        if (pid == 0) {
+                _cleanup_diag_ Diag diag = {};
+                _cleanup_policy_ Policy *p = NULL;
+                char why[256];
+                uint32_t h = WRITE_PROBE_HOOK_AUTO;
+
+                close(sv[0]);
+                if (capability_drop_all() < 0 || capability_check_dropped(why, sizeof(why)) < 0)
+                        _exit(1);
+                if (policy_load(config, &diag, &p) >= 0)
+                        h = (uint32_t)p->write_probe_hook;
+                (void)!write(sv[1], &h, sizeof(h));
+                _exit(0);
+        }
+        close(sv[1]);
+        if (pid > 0) {
+                uint32_t h;
+
+                if (read(sv[0], &h, sizeof(h)) == (ssize_t)sizeof(h) && h < _WRITE_PROBE_HOOK_MAX)
+                        hook = (WriteProbeHook)h;
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+        close(sv[0]);
+        return hook;
+}
+
+int main(int argc, char **argv) {
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "write-source", required_argument, NULL, 's' },
+                { "write-probe-hook", required_argument, NULL, 'k' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        WriterWant want = { .source = WRITE_SOURCE_AUTO, .hook = _WRITE_PROBE_HOOK_MAX };
+        const char *config = NULL;
+        WriterGroups g;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "c:h", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        config = optarg;
+                        break;
+                case 's':
+                        if (write_source_from_string(optarg, &want.source) < 0) {
+                                fprintf(stderr,
+                                        "thpguard-writer-groups: --write-source: invalid value '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
+                case 'k':
+                        if (write_probe_hook_from_string(optarg, &want.hook) < 0) {
+                                fprintf(stderr,
+                                        "thpguard-writer-groups: --write-probe-hook: invalid value '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        if (optind < argc) {
+                usage(stderr);
                 return 2;
         }
-        r = writer_groups_store(WRITE_SOURCE_AUTO, &g);
+        if (want.hook == _WRITE_PROBE_HOOK_MAX)
+                want.hook = config ? policy_hook(config) : WRITE_PROBE_HOOK_AUTO;
+        if (want.source == WRITE_SOURCE_NONE)
+                return 0;
+        r = writer_groups_store(&want, &g);
         if (r == 0 && g.probe_error == 0)
                 return 0;
         if (g.probe_error < 0)

@@ -3,127 +3,296 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/writer-events.h"
 
 /* The THP directory the probe's filter is filled from, where the unit runs the loader. */
 #define HOST_THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
-/* What the loading child tells its parent; the three fds come beside it. */
+void writer_groups_init(WriterGroups *g) {
+        *g = (WriterGroups){ .probe = { -ENOENT, -ENOENT, -ENOENT, -ENOENT },
+                             .probe_error = -ENOENT,
+                             .probe_hook = _WRITE_PROBE_HOOK_MAX,
+                             .write_fd = -ENOENT,
+                             .open_fd = -ENOENT };
+}
+
+/* The fds of g, in the order the loader sends them. */
+#define GROUP_FDS 6
+static int *group_fd(WriterGroups *g, unsigned i) {
+        int *fds[GROUP_FDS] = { &g->probe.link_fd, &g->probe.enter_link_fd,
+                                &g->probe.ring_fd, &g->probe.config_fd,
+                                &g->write_fd,      &g->open_fd };
+
+        return fds[i];
+}
+
+void writer_groups_close(WriterGroups *g) {
+        for (unsigned i = 0; i < GROUP_FDS; i++)
+                if (*group_fd(g, i) >= 0)
+                        close(*group_fd(g, i));
+        writer_groups_init(g);
+}
+
+/* In this process: the probe unless want says otherwise, else the groups. */
+static void open_here(const WriterWant *want, const char *thp_dir, WriterGroups *ret) {
+        WriterGroups g;
+
+        writer_groups_init(&g);
+        if (want->source == WRITE_SOURCE_AUTO || want->source == WRITE_SOURCE_BPF) {
+                g.probe_error =
+                    write_probe_load(thp_dir, want->hook, &g.probe, g.probe_why, sizeof(g.probe_why));
+                if (g.probe_error < 0)
+                        g.probe.link_fd = g.probe.enter_link_fd = g.probe.ring_fd = g.probe.config_fd =
+                            g.probe_error;
+                else
+                        (void)write_probe_hook_from_string(g.probe_why, &g.probe_hook);
+        } else
+                snprintf(g.probe_why, sizeof(g.probe_why), "--write-source=%s",
+                         write_source_to_string(want->source));
+        if (g.probe_error < 0 &&
+            (want->source == WRITE_SOURCE_AUTO || want->source == WRITE_SOURCE_FANOTIFY)) {
+                g.write_fd = writer_events_open();
+                g.open_fd = g.write_fd < 0 ? g.write_fd : writer_events_open_gate();
+        }
+        *ret = g;
+}
+
+/* ---- The loader: a child that keeps the privileges, one request, one answer */
+
+#define LOAD_REQUEST_MAGIC 0x74687031U /* "thp1" */
+
+typedef struct LoadRequest {
+        uint32_t magic;
+        uint32_t source; /* WriteSource */
+        uint32_t hook;   /* WriteProbeHook */
+} LoadRequest;
+
 typedef struct LoadAnswer {
-        int error;
+        int errors[GROUP_FDS]; /* -errno of each fd not sent; 0 for each that was */
+        int probe_error;
+        uint32_t hook;
         char why[sizeof(((WriterGroups *)0)->probe_why)];
 } LoadAnswer;
 
-static void child_load(int sock, const char *thp_dir) {
+struct WriterLoader {
+        int sock;
+        pid_t pid;
+};
+
+static void child_answer(int sock, WriterGroups *g) {
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(3 * sizeof(int))];
+                char buf[CMSG_SPACE(GROUP_FDS * sizeof(int))];
         } control = {};
-        LoadAnswer a = {};
-        WriteProbeFds fds;
+        LoadAnswer a = { .probe_error = g->probe_error, .hook = (uint32_t)g->probe_hook };
         struct iovec iov = { .iov_base = &a, .iov_len = sizeof(a) };
         struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+        int fds[GROUP_FDS];
+        unsigned n = 0;
 
-        a.error = write_probe_load(thp_dir, &fds, a.why, sizeof(a.why));
-        if (a.error == 0) {
+        snprintf(a.why, sizeof(a.why), "%s", g->probe_why);
+        for (unsigned i = 0; i < GROUP_FDS; i++) {
+                a.errors[i] = *group_fd(g, i) >= 0 ? 0 : *group_fd(g, i);
+                if (*group_fd(g, i) >= 0)
+                        fds[n++] = *group_fd(g, i);
+        }
+        if (n > 0) {
                 struct cmsghdr *c;
 
                 m.msg_control = control.buf;
-                m.msg_controllen = sizeof(control.buf);
+                m.msg_controllen = CMSG_SPACE(n * sizeof(int));
                 c = CMSG_FIRSTHDR(&m);
                 c->cmsg_level = SOL_SOCKET;
                 c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(3 * sizeof(int));
-                memcpy(CMSG_DATA(c), (int[]){ fds.link_fd, fds.ring_fd, fds.config_fd }, 3 * sizeof(int));
+                c->cmsg_len = CMSG_LEN(n * sizeof(int));
+                memcpy(CMSG_DATA(c), fds, n * sizeof(int));
         }
         (void)sendmsg(sock, &m, MSG_NOSIGNAL);
 }
 
-/*
- * write_probe_load() in a child process of its own, which hands the three
- * fds back and exits: libbpf parses the kernel's whole BTF (measured: the
- * daemon's peak RSS went from 3.5 to 15.3 MiB when it loaded the probe
- * itself), and none of that is ever the caller's.
- */
-static int load_probe(const char *thp_dir, WriteProbeFds *ret, char *why, size_t why_size) {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(3 * sizeof(int))];
-        } control;
-        LoadAnswer a = { .error = -EPROTO };
-        struct iovec iov = { .iov_base = &a, .iov_len = sizeof(a) };
-        struct msghdr m = { .msg_iov = &iov,
-                            .msg_iovlen = 1,
-                            .msg_control = control.buf,
-                            .msg_controllen = sizeof(control.buf) };
-        struct cmsghdr *c;
-        int sv[2], fds[3] = { -1, -1, -1 };
+__attribute__((noreturn)) static void child_main(int sock, const char *thp_dir, pid_t parent) {
+        LoadRequest req;
+        WriterWant want;
+        WriterGroups g;
         ssize_t n;
-        pid_t pid;
 
+        /* Never outlive the daemon, never hold its start up: at the back of the queue. */
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+                _exit(0);
+        (void)setpriority(PRIO_PROCESS, 0, 10);
+        n = recv(sock, &req, sizeof(req), 0);
+        if (n != (ssize_t)sizeof(req) || req.magic != LOAD_REQUEST_MAGIC ||
+            req.source >= _WRITE_SOURCE_MAX || req.hook >= _WRITE_PROBE_HOOK_MAX)
+                _exit(0);
+        want = (WriterWant){ .source = (WriteSource)req.source, .hook = (WriteProbeHook)req.hook };
+        open_here(&want, thp_dir, &g);
+        child_answer(sock, &g);
+        _exit(0);
+}
+
+int writer_loader_start(const char *thp_dir, WriterLoader **ret) {
+        _cleanup_free_ WriterLoader *l = calloc(1, sizeof(*l));
+        pid_t parent = getpid();
+        int sv[2];
+
+        if (!l)
+                return -ENOMEM;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return -errno;
-        pid = fork();
-        if (pid < 0) {
+        l->pid = fork();
+        if (l->pid < 0) {
                 int r = -errno;
 
                 close(sv[0]);
                 close(sv[1]);
                 return r;
         }
-        if (pid == 0) {
+        if (l->pid == 0) {
                 close(sv[0]);
-                child_load(sv[1], thp_dir);
-                _exit(0);
+                child_main(sv[1], thp_dir, parent);
         }
         close(sv[1]);
-        n = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC);
-        close(sv[0]);
-        (void)waitpid(pid, NULL, 0);
-        c = n == (ssize_t)sizeof(a) ? CMSG_FIRSTHDR(&m) : NULL;
-        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-            c->cmsg_len == CMSG_LEN(3 * sizeof(int)))
-                memcpy(fds, CMSG_DATA(c), sizeof(fds));
-        a.why[sizeof(a.why) - 1] = '\0';
-        snprintf(why, why_size, "%s", n == (ssize_t)sizeof(a) ? a.why : "the loading process died");
-        if (a.error == 0 && fds[2] < 0)
-                a.error = -EPROTO;
-        if (a.error < 0) {
-                for (size_t i = 0; i < ELEMENTSOF(fds); i++)
-                        if (fds[i] >= 0)
-                                close(fds[i]);
-                return a.error;
-        }
-        *ret = (WriteProbeFds){ .link_fd = fds[0], .ring_fd = fds[1], .config_fd = fds[2] };
+        l->sock = sv[0];
+        *ret = TAKE_PTR(l);
         return 0;
 }
 
-void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret) {
-        WriterGroups g = { .probe = { -ENOENT, -ENOENT, -ENOENT },
-                           .probe_error = -ENOENT,
-                           .write_fd = -ENOENT,
-                           .open_fd = -ENOENT };
+int writer_loader_request(WriterLoader *l, const WriterWant *want) {
+        LoadRequest req = { .magic = LOAD_REQUEST_MAGIC, .source = want->source, .hook = want->hook };
 
-        if (want == WRITE_SOURCE_AUTO || want == WRITE_SOURCE_BPF) {
-                g.probe_error = load_probe(thp_dir, &g.probe, g.probe_why, sizeof(g.probe_why));
-                if (g.probe_error < 0)
-                        g.probe.link_fd = g.probe.ring_fd = g.probe.config_fd = g.probe_error;
-        } else
-                snprintf(g.probe_why, sizeof(g.probe_why), "--write-source=%s",
-                         write_source_to_string(want));
-        if (g.probe_error < 0 && (want == WRITE_SOURCE_AUTO || want == WRITE_SOURCE_FANOTIFY)) {
-                g.write_fd = writer_events_open();
-                g.open_fd = g.write_fd < 0 ? g.write_fd : writer_events_open_gate();
+        if (send(l->sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+                return errno > 0 ? -errno : -EIO;
+        return 0;
+}
+
+int writer_loader_fd(const WriterLoader *l) {
+        return l->sock;
+}
+
+static void reap(WriterLoader *l) {
+        if (l->pid > 0)
+                while (waitpid(l->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        l->pid = 0;
+}
+
+int writer_loader_finish(WriterLoader *l, WriterGroups *ret) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(GROUP_FDS * sizeof(int))];
+        } control;
+        LoadAnswer a;
+        struct iovec iov = { .iov_base = &a, .iov_len = sizeof(a) };
+        struct msghdr m = { .msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = control.buf,
+                            .msg_controllen = sizeof(control.buf) };
+        int fds[GROUP_FDS], n_fds = 0;
+        unsigned next = 0;
+        WriterGroups g;
+        ssize_t n;
+
+        n = recvmsg(l->sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return -EAGAIN;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); n >= 0 && c; c = CMSG_NXTHDR(&m, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+                        for (size_t j = 0; j < k && n_fds < GROUP_FDS; j++)
+                                memcpy(&fds[n_fds++], CMSG_DATA(c) + j * sizeof(int), sizeof(int));
+                }
+        reap(l);
+        writer_groups_init(&g);
+        if (n != (ssize_t)sizeof(a) || (m.msg_flags & MSG_CTRUNC)) {
+                for (int j = 0; j < n_fds; j++)
+                        close(fds[j]);
+                g.probe_error = -EPROTO;
+                snprintf(g.probe_why, sizeof(g.probe_why), "the loading process died");
+                *ret = g;
+                return 0;
+        }
+        /* Each fd the answer says was sent, in order; one it does not is closed. */
+        for (unsigned i = 0; i < GROUP_FDS; i++) {
+                if (a.errors[i] == 0 && next < (unsigned)n_fds)
+                        *group_fd(&g, i) = fds[next++];
+                else
+                        *group_fd(&g, i) = a.errors[i] < 0 ? a.errors[i] : -EPROTO;
+        }
+        while (next < (unsigned)n_fds)
+                close(fds[next++]);
+        a.why[sizeof(a.why) - 1] = '\0';
+        snprintf(g.probe_why, sizeof(g.probe_why), "%s", a.why);
+        g.probe_error = a.probe_error <= 0 ? a.probe_error : -EPROTO;
+        g.probe_hook = a.hook < _WRITE_PROBE_HOOK_MAX ? (WriteProbeHook)a.hook : _WRITE_PROBE_HOOK_MAX;
+        /* The probe without its ring or link is none. */
+        if (g.probe_error == 0 && (g.probe.ring_fd < 0 || g.probe.link_fd < 0)) {
+                g.probe_error = -EPROTO;
+                snprintf(g.probe_why, sizeof(g.probe_why),
+                         "the loading process sent the probe without its ring");
+        }
+        *ret = g;
+        return 0;
+}
+
+WriterLoader *writer_loader_free(WriterLoader *l) {
+        if (!l)
+                return NULL;
+        /*
+         * Our end closed first: a child still waiting for its request reads
+         * the end of it and exits, even where a seccomp filter (ours,
+         * sandbox.c) refuses the kill() below.
+         */
+        if (l->sock >= 0)
+                close(l->sock);
+        l->sock = -1;
+        if (l->pid > 0)
+                (void)kill(l->pid, SIGKILL);
+        reap(l);
+        free(l);
+        return NULL;
+}
+
+/* How long writer_groups_open() waits for the loader: a probe loads in well under a second. */
+#define LOADER_WAIT_MSEC (30 * 1000)
+
+void writer_groups_open(const WriterWant *want, const char *thp_dir, WriterGroups *ret) {
+        _cleanup_(writer_loader_freep) WriterLoader *l = NULL;
+        struct pollfd p;
+        WriterGroups g;
+        int r;
+
+        writer_groups_init(&g);
+        r = writer_loader_start(thp_dir, &l);
+        if (r >= 0)
+                r = writer_loader_request(l, want);
+        if (r >= 0) {
+                p = (struct pollfd){ .fd = writer_loader_fd(l), .events = POLLIN };
+                while ((r = poll(&p, 1, LOADER_WAIT_MSEC)) < 0 && errno == EINTR)
+                        ;
+                r = r > 0 ? writer_loader_finish(l, &g) : r == 0 ? -ETIMEDOUT : -errno;
+        }
+        if (r < 0) {
+                g.probe_error = g.write_fd = g.open_fd = r;
+                snprintf(g.probe_why, sizeof(g.probe_why), "cannot run the loading process: %s",
+                         strerror(-r));
         }
         *ret = g;
 }
@@ -134,19 +303,41 @@ WriteSource writer_groups_source(const WriterGroups *g) {
                                    : WRITE_SOURCE_NONE;
 }
 
-WriteSource writer_groups_probe(WriteSource want, const char *thp_dir, char *detail, size_t size) {
+WriteSource writer_groups_probe(const WriterWant *want, const char *thp_dir, char *detail, size_t size) {
         WriterGroups g;
         WriteSource in_force;
 
         writer_groups_open(want, thp_dir, &g);
         in_force = writer_groups_source(&g);
         snprintf(detail, size, "%s", g.probe_why);
-        for (int *fd = (int[]){ g.probe.link_fd, g.probe.ring_fd, g.probe.config_fd, g.write_fd, g.open_fd },
-                 *end = fd + 5;
-             fd < end; fd++)
-                if (*fd >= 0)
-                        close(*fd);
+        writer_groups_close(&g);
         return in_force;
+}
+
+int writer_groups_match(const WriterGroups *g, const WriterWant *want, char *why, size_t why_size) {
+        WriteSource have = writer_groups_source(g);
+
+        if (want->source == WRITE_SOURCE_NONE || want->source == WRITE_SOURCE_AUTO) {
+                if (have != WRITE_SOURCE_BPF || want->hook == WRITE_PROBE_HOOK_AUTO ||
+                    want->hook == g->probe_hook)
+                        return 0;
+        } else if (want->source == have &&
+                   (have != WRITE_SOURCE_BPF || want->hook == WRITE_PROBE_HOOK_AUTO ||
+                    want->hook == g->probe_hook))
+                return 0;
+        if (have == WRITE_SOURCE_BPF)
+                snprintf(why, why_size,
+                         "the service's file descriptor store holds the BPF write probe on the %s hook, but "
+                         "--write-source=%s and write_probe_hook %s ask for another",
+                         write_probe_hook_to_string(g->probe_hook), write_source_to_string(want->source),
+                         write_probe_hook_to_string(want->hook));
+        else
+                snprintf(
+                    why, why_size,
+                    "the service's file descriptor store holds the fanotify groups, but --write-source=%s "
+                    "asks for another",
+                    write_source_to_string(want->source));
+        return -EMEDIUMTYPE;
 }
 
 /* Sends fd to the service manager's store under name, and closes our copy either way. */
@@ -161,7 +352,7 @@ static int store_and_close(int fd, const char *name) {
         return r < 0 ? r : r == 0 ? -ENOTCONN : 0;
 }
 
-int writer_groups_store(WriteSource want, WriterGroups *ret) {
+int writer_groups_store(const WriterWant *want, WriterGroups *ret) {
         WriterGroups g;
 
         writer_groups_open(want, HOST_THP_DIR, &g);
@@ -169,10 +360,15 @@ int writer_groups_store(WriteSource want, WriterGroups *ret) {
                 /* The ring first: a link alone is of no use to the daemon (writer_groups_take_stored()). */
                 g.probe.ring_fd = store_and_close(g.probe.ring_fd, WRITE_PROBE_FDNAME_RING);
                 if (g.probe.ring_fd < 0) {
-                        close(g.probe.link_fd);
-                        close(g.probe.config_fd);
-                        g.probe.link_fd = g.probe.config_fd = g.probe.ring_fd;
+                        int r = g.probe.ring_fd;
+
+                        writer_groups_close(&g);
+                        g.probe_error = g.probe.link_fd = g.probe.config_fd = g.probe.ring_fd = r;
                 } else {
+                        /* sys_enter's before sys_exit's: a daemon given sys_exit alone would see nothing. */
+                        if (g.probe.enter_link_fd >= 0)
+                                g.probe.enter_link_fd =
+                                    store_and_close(g.probe.enter_link_fd, WRITE_PROBE_FDNAME_ENTER);
                         g.probe.link_fd = store_and_close(g.probe.link_fd, WRITE_PROBE_FDNAME_LINK);
                         /* Without it every record wakes the daemon: as fast a correction, a slower write. */
                         g.probe.config_fd = store_and_close(g.probe.config_fd, WRITE_PROBE_FDNAME_CONFIG);
@@ -218,13 +414,11 @@ static bool take_probe_fd(int fd, int (*check)(int fd)) {
 }
 
 int writer_groups_take_stored(WriterGroups *ret) {
-        WriterGroups g = { .probe = { -ENOENT, -ENOENT, -ENOENT },
-                           .probe_error = -ENOENT,
-                           .write_fd = -ENOENT,
-                           .open_fd = -ENOENT };
+        WriterGroups g;
         char **names = NULL;
         int n;
 
+        writer_groups_init(&g);
         n = sd_listen_fds_with_names(1, &names);
         if (n < 0)
                 return n;
@@ -241,11 +435,13 @@ int writer_groups_take_stored(WriterGroups *ret) {
                         slot = &g.probe.ring_fd;
                 else if (name && strcmp(name, WRITE_PROBE_FDNAME_LINK) == 0 && g.probe.link_fd < 0)
                         slot = &g.probe.link_fd;
+                else if (name && strcmp(name, WRITE_PROBE_FDNAME_ENTER) == 0 && g.probe.enter_link_fd < 0)
+                        slot = &g.probe.enter_link_fd;
                 else if (name && strcmp(name, WRITE_PROBE_FDNAME_CONFIG) == 0 && g.probe.config_fd < 0)
                         slot = &g.probe.config_fd;
                 if (slot == &g.probe.ring_fd)
                         taken = take_probe_fd(fd, write_probe_check_ring_fd);
-                else if (slot == &g.probe.link_fd)
+                else if (slot == &g.probe.link_fd || slot == &g.probe.enter_link_fd)
                         taken = take_probe_fd(fd, write_probe_check_link_fd);
                 else if (slot == &g.probe.config_fd)
                         taken = take_probe_fd(fd, write_probe_check_config_fd);
@@ -261,7 +457,11 @@ int writer_groups_take_stored(WriterGroups *ret) {
         for (int i = 0; names && names[i]; i++)
                 free(names[i]);
         free(names);
-        if (g.probe.ring_fd >= 0 && g.probe.link_fd >= 0) {
+        if (g.probe.link_fd >= 0)
+                g.probe_hook = write_probe_link_hook(g.probe.link_fd);
+        /* The syscall-exit hook's sys_exit records only what its sys_enter took. */
+        if (g.probe.ring_fd >= 0 && g.probe.link_fd >= 0 && g.probe_hook < _WRITE_PROBE_HOOK_MAX &&
+            (g.probe_hook != WRITE_PROBE_HOOK_SYSCALL_EXIT || g.probe.enter_link_fd >= 0)) {
                 /* With the probe in force the groups are not used: nobody is held. */
                 if (g.write_fd >= 0)
                         close(g.write_fd);
@@ -270,18 +470,18 @@ int writer_groups_take_stored(WriterGroups *ret) {
                 g.write_fd = g.open_fd = -ENOENT;
                 g.probe_error = 0;
                 /* The hook, as the loader said it: the daemon's startup line names it. */
-                snprintf(g.probe_why, sizeof(g.probe_why), "%s", write_probe_link_hook(g.probe.link_fd));
+                snprintf(g.probe_why, sizeof(g.probe_why), "%s", write_probe_hook_to_string(g.probe_hook));
                 *ret = g;
                 return 1;
         }
-        /* Without both ring and link there is no probe (the config map alone is of no use). */
-        if (g.probe.ring_fd >= 0)
-                close(g.probe.ring_fd);
-        if (g.probe.link_fd >= 0)
-                close(g.probe.link_fd);
-        if (g.probe.config_fd >= 0)
-                close(g.probe.config_fd);
-        g.probe.ring_fd = g.probe.link_fd = g.probe.config_fd = -ENOENT;
+        /* Without ring and link there is no probe (the config map alone is of no use). */
+        for (int *fd = (int[]){ g.probe.ring_fd, g.probe.link_fd, g.probe.enter_link_fd, g.probe.config_fd },
+                 *end = fd + 4;
+             fd < end; fd++)
+                if (*fd >= 0)
+                        close(*fd);
+        g.probe.ring_fd = g.probe.link_fd = g.probe.enter_link_fd = g.probe.config_fd = -ENOENT;
+        g.probe_hook = _WRITE_PROBE_HOOK_MAX;
         if (g.write_fd < 0) {
                 if (g.open_fd >= 0)
                         close(g.open_fd); /* the gate names writers for the write group's records only */

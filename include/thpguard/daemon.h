@@ -16,17 +16,19 @@
 typedef struct DaemonOptions {
         const char *config;
         const char *sysfs_root;
-        bool audit;                    /* --audit: the policy's mode is audit (policy_load_as_daemon()) */
-        const char *metrics_file;      /* --metrics-file: overrides the policy's metrics_file */
-        const char *nfd_features_file; /* --nfd-features-file: overrides the policy's nfd_features_file */
-        WriteSource write_source;      /* --write-source: what may tell of writes (write-source.h) */
+        bool audit;                      /* --audit: the policy's mode is audit (policy_load_as_daemon()) */
+        const char *metrics_file;        /* --metrics-file: overrides the policy's metrics_file */
+        const char *nfd_features_file;   /* --nfd-features-file: overrides the policy's nfd_features_file */
+        WriteSource write_source;        /* --write-source: what may tell of writes (write-source.h) */
+        WriteProbeHook write_probe_hook; /* --write-probe-hook; _WRITE_PROBE_HOOK_MAX: the policy's */
 } DaemonOptions;
 
 typedef struct Daemon Daemon;
 
 /*
  * Everything that does not depend on the policy: the sysfs root, the event
- * loop, the knobs' watch, the writers' fanotify groups; then every
+ * loop, the knobs' watch, the write source the service's fd store passed
+ * in or else the loader that will load it (writer-groups.h); then every
  * privilege dropped. o must outlive the daemon. Each failure is logged.
  */
 int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret);
@@ -34,6 +36,8 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret);
 /*
  * Loads the policy (an invalid one: every error logged, nothing written),
  * applies it, sets up every event source, and tells systemd we are ready.
+ * The write source joins when the loader has it (daemon-writers.c): the
+ * policy is in force before, never after.
  */
 int daemon_start(Daemon *d);
 

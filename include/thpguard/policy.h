@@ -15,6 +15,7 @@
 #include "thpguard/diag.h"
 #include "thpguard/knob.h"
 #include "thpguard/macro.h"
+#include "thpguard/write-source.h"
 
 #define POLICY_FILE_DEFAULT "/etc/thpguard/thpguard.conf"
 #define POLICY_SIZE_MAX     (1024 * 1024)
@@ -55,6 +56,13 @@ typedef struct Policy {
         char *nfd_features_file;  /* NULL unless set */
         unsigned fight_threshold; /* corrections of one knob within fight_window_sec; 0: no protection */
         unsigned fight_window_sec;
+        /*
+         * write_probe_hook: where the BPF write probe runs (write-source.h);
+         * taken at startup only, since loading needs the privileges the
+         * daemon gives up at once. auto unless set.
+         */
+        WriteProbeHook write_probe_hook;
+        unsigned write_probe_hook_line; /* 0: not set */
         size_t n_knobs;
         PolicyKnob *knobs; /* in file order */
 } Policy;

@@ -22,10 +22,12 @@
 #define WRITE_PROBE_CGROUP_NAME  112
 /*
  * The first bytes of what was written, enough for any word a knob takes
- * and its newline (the syscall-exit hook only: see value_len).
+ * and its newline (the syscall-exit hook only: see value_len). Read from
+ * the writer's memory, which another of its threads may change meanwhile:
+ * shown, never trusted.
  */
 #define WRITE_PROBE_VALUE_LEN 32
-/* The ring's size: about 100 records, more than a burst of drifts between two reads. */
+/* The ring's size: about 170 records, more than a burst of drifts between two reads. */
 #define WRITE_PROBE_RING_BYTES (256 * 1024)
 
 /*
@@ -35,6 +37,11 @@
  * the writer an interrupt of its own (bench/README.md).
  */
 #define WRITE_PROBE_RECORD_QUIET 1U
+/*
+ * Made on the write's entry (the kprobe hook): ret is the length the
+ * writer asked to write, and whether the kernel took it is not known.
+ */
+#define WRITE_PROBE_RECORD_AT_ENTRY 2U
 
 /*
  * What the daemon tells the program, through a one-entry array map it has
@@ -57,6 +64,7 @@ struct write_probe_record {
         __u64 ino;              /* the kernfs inode written: the same number through every sysfs mount */
         __s64 ret;              /* what the write returned */
         __u64 cgroup_id;        /* the writer's cgroup in the unified hierarchy */
+        __u64 ktime_ns;         /* CLOCK_MONOTONIC when the probe ran: before or after which read of ours */
         __u32 tgid;             /* the writer's process, as the initial PID namespace numbers it */
         __u32 ns_tgid;          /* the same, as its own PID namespace numbers it */
         __u32 pidns;            /* inode number of its PID namespace */

@@ -7,10 +7,12 @@
  * through any sysfs superblock, in the writer's context, into a ring buffer.
  *
  * Two halves. Loading it (write_probe_load()) needs CAP_BPF and CAP_PERFMON
- * or CAP_SYS_ADMIN, BTF, fexit and the ring buffer (Linux 5.8+): the unit's
- * privileged ExecStartPre= or, by hand and in a pod, the daemon before it
- * drops. What comes of it is three file descriptors, the link (the program
- * stays attached while it is open), the ring and the config map. Reading
+ * or CAP_SYS_ADMIN, BTF, the ring buffer (Linux 5.8+) and one of its hooks
+ * (fexit, a kprobe, or the syscall tracepoints when named): the unit's
+ * privileged ExecStartPre= or, by hand and in a pod, a child the daemon
+ * forks before it drops. What comes of it is three file descriptors (four
+ * on the syscall-exit hook), the link (the program stays attached while it
+ * is open), the ring and the config map. Reading
  * the ring (WriteProbe) needs no privilege and no bpf() call: the ring is
  * mapped, and poll() on its fd says when a record is in; the config map is
  * mapped too, and written like memory. So the daemon, with no capability
@@ -25,15 +27,24 @@
 #include "thpguard/knob.h"
 #include "thpguard/macro.h"
 #include "thpguard/write-probe-record.h"
+#include "thpguard/write-source.h"
 #include "thpguard/writer.h"
 
 /* The names the fds carry through the service's fd store (FDNAME=). */
 #define WRITE_PROBE_FDNAME_LINK   "thpguard-write-probe-link"
+#define WRITE_PROBE_FDNAME_ENTER  "thpguard-write-probe-link-enter"
 #define WRITE_PROBE_FDNAME_RING   "thpguard-write-probe-ring"
 #define WRITE_PROBE_FDNAME_CONFIG "thpguard-write-probe-config"
 
+/*
+ * What the syscall-exit hook costs every other process's system calls, as
+ * bench/daemon measured it (bench/README.md): said where it is attached.
+ */
+#define WRITE_PROBE_SYSCALL_EXIT_COST "a getppid() 1.6-1.75x, a 1-byte write() 2.7-2.9x as long"
+
 typedef struct WriteProbeFds {
         int link_fd;
+        int enter_link_fd; /* the syscall-exit hook's sys_enter; < 0 on the others */
         int ring_fd;
         int config_fd; /* struct write_probe_config's map; < 0 (or unmappable): every record wakes the reader
                         */
@@ -42,13 +53,14 @@ typedef struct WriteProbeFds {
 /*
  * Loads and attaches the probe, filtered in the kernel to the regular files
  * with a write bit below thp_dir (any knob a policy can name, so that a
- * reload needs nothing of it): on fexit of the kernfs write, else on the
- * syscall-exit raw tracepoint (src/bpf/write-probe.bpf.c says when). 0 and
- * the three fds (close-on-exec) in *ret, why[] the hook ("fexit" or
- * "syscall-exit"); or -errno with why[] saying what was missing (no BTF, a
- * refused load). -EOPNOTSUPP: built without BPF.
+ * reload needs nothing of it), on hook: auto tries fexit of the kernfs
+ * write, then a kprobe on it. 0 and the fds (close-on-exec) in *ret, why[]
+ * the hook's name; or -errno with why[] saying what was missing (no BTF,
+ * each refused hook and libbpf's last word on it). -EOPNOTSUPP: built
+ * without BPF.
  */
-int write_probe_load(const char *thp_dir, WriteProbeFds *ret, char *why, size_t why_size);
+int write_probe_load(const char *thp_dir, WriteProbeHook hook, WriteProbeFds *ret, char *why,
+                     size_t why_size);
 
 /*
  * Whether fd is what its name says: a BPF ring buffer of the probe's size
@@ -60,8 +72,12 @@ int write_probe_check_ring_fd(int fd);
 int write_probe_check_config_fd(int fd);
 int write_probe_check_link_fd(int fd);
 
-/* The hook a link fd attaches the probe by, "fexit" or "syscall-exit", from its fdinfo; "" if neither. */
-const char *write_probe_link_hook(int fd);
+/*
+ * The hook a link fd attaches the probe by, from its fdinfo: fexit,
+ * kprobe (a perf event, itself or through a bpf_link) or syscall-exit;
+ * _WRITE_PROBE_HOOK_MAX if none of them.
+ */
+WriteProbeHook write_probe_link_hook(int fd);
 
 /* What /proc/self/fdinfo/FD says of a BPF object: map_type and max_entries, or link_type. */
 typedef struct WriteProbeFdinfo {

@@ -13,6 +13,11 @@
  *             superblock only; a write through another is corrected at the
  *             next recheck, its writer unknown
  *   none      inotify alone: writes through this superblock, no writer named
+ *
+ * and, for bpf, where the probe's program runs (src/bpf/write-probe.bpf.c
+ * says what each sees): --write-probe-hook and the policy's
+ * write_probe_hook. auto is fexit, else a kprobe, never the syscall
+ * tracepoints, which every system call of the node pays for.
  */
 
 #include <errno.h>
@@ -41,6 +46,34 @@ static inline int write_source_from_string(const char *s, WriteSource *ret) {
         for (WriteSource w = 0; w < _WRITE_SOURCE_MAX; w++)
                 if (strcmp(s, write_source_to_string(w)) == 0) {
                         *ret = w;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+typedef enum WriteProbeHook {
+        WRITE_PROBE_HOOK_AUTO,
+        WRITE_PROBE_HOOK_FEXIT,
+        WRITE_PROBE_HOOK_KPROBE,
+        WRITE_PROBE_HOOK_SYSCALL_EXIT,
+        _WRITE_PROBE_HOOK_MAX,
+} WriteProbeHook;
+
+static inline const char *write_probe_hook_to_string(WriteProbeHook h) {
+        static const char *const names[_WRITE_PROBE_HOOK_MAX] = {
+                [WRITE_PROBE_HOOK_AUTO] = "auto",
+                [WRITE_PROBE_HOOK_FEXIT] = "fexit",
+                [WRITE_PROBE_HOOK_KPROBE] = "kprobe",
+                [WRITE_PROBE_HOOK_SYSCALL_EXIT] = "syscall-exit",
+        };
+
+        return h >= 0 && h < _WRITE_PROBE_HOOK_MAX ? names[h] : "unknown";
+}
+
+static inline int write_probe_hook_from_string(const char *s, WriteProbeHook *ret) {
+        for (WriteProbeHook h = 0; h < _WRITE_PROBE_HOOK_MAX; h++)
+                if (strcmp(s, write_probe_hook_to_string(h)) == 0) {
+                        *ret = h;
                         return 0;
                 }
         return -EINVAL;

@@ -8,17 +8,21 @@
  *
  * Loading the probe needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), and
  * fanotify_init() CAP_SYS_ADMIN. Started by hand or in a pod, the daemon
- * loads or opens them itself and then drops every capability. Under the
- * shipped unit it is given none at all: a privileged
- * ExecStartPre=+thpguard-writer-groups loads or opens them and leaves them in the
- * service's file descriptor store (FileDescriptorStoreMax=), and systemd
- * hands them to the daemon with LISTEN_FDS. The daemon then takes them out
- * of the store again, so that its death closes the last reference and
- * lets any open the open group holds go on.
+ * forks a loader (WriterLoader) while it still has them, drops every
+ * capability at once, and enforces its policy while the loader works; the
+ * source joins when the loader answers. Under the shipped unit the daemon
+ * is given none at all: a privileged ExecStartPre=+thpguard-writer-groups
+ * loads or opens them and leaves them in the service's file descriptor
+ * store (FileDescriptorStoreMax=), and systemd hands them to the daemon
+ * with LISTEN_FDS. The daemon then takes them out of the store again, so
+ * that its death closes the last reference and lets any open the open
+ * group holds go on.
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 
+#include "thpguard/macro.h"
 #include "thpguard/write-probe.h"
 #include "thpguard/write-source.h"
 
@@ -26,39 +30,61 @@
 #define WRITER_GROUP_FDNAME_WRITE "thpguard-writer-write"
 #define WRITER_GROUP_FDNAME_OPEN  "thpguard-writer-open"
 
+/* What was asked for: --write-source, and --write-probe-hook or the policy's write_probe_hook. */
+typedef struct WriterWant {
+        WriteSource source;
+        WriteProbeHook hook;
+} WriterWant;
+
 typedef struct WriterGroups {
-        WriteProbeFds probe; /* -errno in each when there is none */
-        int probe_error;     /* 0 when loaded; else why not, as -errno ... */
-        char probe_why[256]; /* ... and in words; the hook ("fexit", "syscall-exit") when loaded */
-        int write_fd;        /* -errno when there is none: why */
-        int open_fd;         /* the same */
+        WriteProbeFds probe;       /* -errno in each when there is none */
+        int probe_error;           /* 0 when loaded; else why not, as -errno ... */
+        char probe_why[512];       /* ... and in words; the hook's name when loaded */
+        WriteProbeHook probe_hook; /* the hook in force, when loaded */
+        int write_fd;              /* -errno when there is none: why */
+        int open_fd;               /* the same */
 } WriterGroups;
 
+/* None of either: every fd -ENOENT. */
+void writer_groups_init(WriterGroups *g);
+/* Closes every fd g holds; g is then as writer_groups_init() leaves it. */
+void writer_groups_close(WriterGroups *g);
+
 /*
- * For thpguard-writer-groups: loads the probe (unless want is fanotify or
- * none) and sends its fds to the service manager's store; where it cannot,
- * opens both fanotify groups and sends them instead. 0, or -errno of the
- * first fd that could not be had or sent; *ret says how each fared.
+ * For thpguard-writer-groups: loads the probe as want says (unless want is
+ * fanotify or none) and sends its fds to the service manager's store;
+ * where it cannot, opens both fanotify groups and sends them instead. 0,
+ * or -errno of the first fd that could not be had or sent; *ret says how
+ * each fared.
  */
-int writer_groups_store(WriteSource want, WriterGroups *ret);
+int writer_groups_store(const WriterWant *want, WriterGroups *ret);
 
 /*
  * For the daemon, before anything else takes LISTEN_FDS: what the store
  * handed over, each fd checked to be what its name says (a fanotify group,
- * then cleared of marks; the probe's ring, link and config map, of which
+ * then cleared of marks; the probe's ring, links and config map, of which
  * the last may be missing), then removed from the store. Any other passed
- * fd is closed. 1 if the store gave the probe or at
- * least the write group (what it did not give is -ENOENT), 0 if it gave
- * neither (the caller opens its own), -errno on failure.
+ * fd is closed. 1 if the store gave the probe or at least the write group
+ * (what it did not give is -ENOENT), 0 if it gave neither (the caller
+ * opens its own), -errno on failure.
  */
 int writer_groups_take_stored(WriterGroups *ret);
 
 /*
- * What the daemon loads or opens itself, started by hand or in a pod: the
- * probe on the knobs below thp_dir, unless want says otherwise, else the
- * fanotify groups (not for want == bpf or none).
+ * Whether what the store gave is what want asks for. 0: it is (or want
+ * is none, and the caller closes it); -EMEDIUMTYPE with why[] saying both
+ * where the daemon, which cannot load anything itself, would run another
+ * source or hook than the one asked for.
  */
-void writer_groups_open(WriteSource want, const char *thp_dir, WriterGroups *ret);
+int writer_groups_match(const WriterGroups *g, const WriterWant *want, char *why, size_t why_size);
+
+/*
+ * What the daemon loads or opens itself, started by hand or in a pod, and
+ * what --verify tries: the probe on the knobs below thp_dir, unless want
+ * says otherwise, else the fanotify groups (not for want == bpf or none).
+ * Loaded in a child process (WriterLoader), waited for.
+ */
+void writer_groups_open(const WriterWant *want, const char *thp_dir, WriterGroups *ret);
 
 /* What g gives: the probe, else the write group, else neither. */
 WriteSource writer_groups_source(const WriterGroups *g);
@@ -68,4 +94,30 @@ WriteSource writer_groups_source(const WriterGroups *g);
  * probe or opens the groups as writer_groups_open() does, and closes them
  * again. detail says the probe's hook, or why there is no probe.
  */
-WriteSource writer_groups_probe(WriteSource want, const char *thp_dir, char *detail, size_t size);
+WriteSource writer_groups_probe(const WriterWant *want, const char *thp_dir, char *detail, size_t size);
+
+/*
+ * The loader: a child process forked while the caller still holds its
+ * privileges, which keeps them, waits for one request, loads the probe or
+ * opens the groups as writer_groups_open() says, hands the fds back over a
+ * socket and exits. libbpf parses the kernel's whole BTF (measured: the
+ * daemon's peak RSS went from 3.5 to 15.3 MiB when it loaded the probe
+ * itself), and none of that is ever the caller's; and the caller drops its
+ * capabilities and goes on while the child works. The child dies with the
+ * caller (PR_SET_PDEATHSIG).
+ */
+typedef struct WriterLoader WriterLoader;
+
+int writer_loader_start(const char *thp_dir, WriterLoader **ret);
+/* What to load: sent once, after the policy (which may name the hook) is read. */
+int writer_loader_request(WriterLoader *l, const WriterWant *want);
+/* poll() it for POLLIN: the answer is in (or the child died). */
+int writer_loader_fd(const WriterLoader *l);
+/*
+ * The answer, into *ret: 0 (whatever it says, *ret says it, a dead child
+ * included), -EAGAIN when it is not in yet. The child is reaped.
+ */
+int writer_loader_finish(WriterLoader *l, WriterGroups *ret);
+/* Ends a child that has not answered (our end of its socket closed, then SIGKILL), and reaps it. */
+WriterLoader *writer_loader_free(WriterLoader *l);
+DEFINE_TRIVIAL_CLEANUP_FUNC(WriterLoader *, writer_loader_free);

@@ -1,29 +1,50 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 /*
- * The BPF write probe: runs on the return of every write to a sysfs
- * attribute, through any sysfs superblock (sysfs has one per network
- * namespace: a privileged pod's own /sys is another inode of the same
- * kernfs node, which no inotify watch or fanotify mark on ours sees), and
- * for a write to a THP knob puts a record of the writer (write-probe-record.h)
- * into a ring buffer the daemon sleeps on. It wakes the daemon only for a
- * write through another superblock than the one the daemon watches: one
- * through that superblock wakes it by inotify already.
+ * The BPF write probe: runs on the kernel's sysfs write (kernfs), through
+ * any sysfs superblock (sysfs has one per network namespace: a privileged
+ * pod's own /sys is another inode of the same kernfs node, which no inotify
+ * watch or fanotify mark on ours sees), and for a write to a THP knob puts
+ * a record of the writer (write-probe-record.h) into a ring buffer the
+ * daemon sleeps on. It wakes the daemon only for a write through another
+ * superblock than the one the daemon watches: one through that superblock
+ * wakes it by inotify already.
  *
  * It runs in the writer's own context, so what it reads of the writer is
  * the writer's at the moment of the write: no /proc lookup races its exit.
  * Built CO-RE against the few kernel fields it names below (no vmlinux.h):
  * libbpf relocates each one against the running kernel's BTF at load time.
  *
- * Two ways in, of which the loader (write-probe-load.c) attaches the first
- * the kernel takes. fexit on the kernfs write: it runs for sysfs writes
- * alone, and sees the file and the result at once. Where a kernel refuses
- * BPF trampolines, the raw tracepoint on every syscall's exit, which
- * looks at write(2), pwrite64(2), writev(2), pwritev(2) and pwritev2(2)
- * and finds the file by its fd; it misses io_uring and splice writes, and
- * costs every syscall on the node the tracepoint's slow path (bench/README.md
- * has the figure). Measured: the Linux 6.18 built for this project's
- * Firecracker VMs answers EPERM to every fentry/fexit/lsm load and has no
- * kprobes; raw tracepoints load.
+ * Three hooks, which the loader (write-probe-load.c) tries in this order
+ * unless told one by name:
+ *
+ *  fexit   on kernfs_fop_write_iter (5.11+) or kernfs_fop_write: runs for
+ *          kernfs writes alone (sysfs and cgroupfs), with the kernel's own
+ *          file and the write's result. Needs BPF trampolines (x86-64 5.5+,
+ *          arm64 6.0+).
+ *  kprobe  on the entry of the same function, where a kernel refuses
+ *          trampolines: it too runs only for kernfs writes and has the
+ *          kernel's own file. On entry, not a kretprobe: the return
+ *          registers no longer hold the file, so a kretprobe would need an
+ *          entry probe as well and would put a return trampoline on every
+ *          kernfs write of the node (every cgroupfs write of every container
+ *          runtime) only to learn whether the kernel took the write, which
+ *          the daemon learns anyway by reading the knob. A write the kernel
+ *          refuses therefore has a record too (WRITE_PROBE_RECORD_AT_ENTRY);
+ *          the daemon names nobody for a knob it did not find drifted.
+ *  syscall-exit  the raw tracepoints sys_enter and sys_exit, only when asked
+ *          for by name: they run on every system call of every process of
+ *          the node (bench/README.md has what that costs), to look at
+ *          write(2), pwrite64(2), writev(2), pwritev(2), pwritev2(2), native
+ *          or compat (ia32, x32, arm32). The file is taken at sys_enter, so
+ *          that an fd swapped by dup2() before the write returns changes
+ *          nothing; the record is made at sys_exit, with the result. They
+ *          miss io_uring, splice, sendfile, copy_file_range and AIO writes.
+ *
+ * Every hook records only a file opened for writing (FMODE_WRITE): a
+ * read-only fd of a knob, which anyone may open, never makes a record.
+ * Measured: the Linux 6.18 built for this project's Firecracker VMs answers
+ * EPERM to every fentry/fexit/lsm load and has no kprobes; raw tracepoints
+ * load. Debian's 5.10, 6.1 and 6.12 take fexit and kprobes.
  */
 #include <asm/unistd.h>
 /* NULL: libbpf 0.3's bpf_helpers.h (Debian 11) has none; clang's stddef.h gives it everywhere. */
@@ -52,6 +73,14 @@ struct inode {
 
 struct file {
         struct inode *f_inode;
+        unsigned int f_mode;
+} __attribute__((preserve_access_index));
+
+/* include/linux/fs.h: the file was opened for writing. */
+#define FMODE_WRITE 0x2
+
+struct iov_iter {
+        unsigned long count;
 } __attribute__((preserve_access_index));
 
 struct kiocb {
@@ -244,11 +273,17 @@ static void read_pid_ns(struct task_struct *t, struct write_probe_record *r) {
         r->pidns = BPF_CORE_READ(own.ns, ns.inum);
 }
 
-/* The knob file is a sysfs attribute whose inode the loader put in knobs: its inode number. */
+/*
+ * The knob file is a sysfs attribute, opened for writing, whose inode the
+ * loader put in knobs: its inode number.
+ */
 static int knob_of(struct file *file, __u64 *ret_ino, __u32 *ret_dev) {
-        struct inode *inode = BPF_CORE_READ(file, f_inode);
+        struct inode *inode;
         __u64 ino;
 
+        if (!file || !(BPF_CORE_READ(file, f_mode) & FMODE_WRITE))
+                return 0;
+        inode = BPF_CORE_READ(file, f_inode);
         if (BPF_CORE_READ(inode, i_sb, s_magic) != SYSFS_MAGIC)
                 return 0;
         ino = BPF_CORE_READ(inode, i_ino);
@@ -259,7 +294,8 @@ static int knob_of(struct file *file, __u64 *ret_ino, __u32 *ret_dev) {
         return 1;
 }
 
-static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value) {
+/* flags: WRITE_PROBE_RECORD_AT_ENTRY where ret is the length asked for, not yet the result. */
+static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value, __u32 flags) {
         struct task_struct *t;
         struct write_probe_record *r;
         unsigned long args, args_end;
@@ -293,8 +329,10 @@ static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value) {
         r->mntns = BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum);
         r->euid = BPF_CORE_READ(t, cred, euid.val);
         r->cgroup_id = bpf_get_current_cgroup_id();
-        r->flags = quiet ? WRITE_PROBE_RECORD_QUIET : 0;
+        r->flags = flags | (quiet ? WRITE_PROBE_RECORD_QUIET : 0);
         r->pad = 0;
+        /* CLOCK_MONOTONIC, the daemon's clock: which of its reads came after this write. */
+        r->ktime_ns = bpf_ktime_get_ns();
         /* What was written, from the writer's own buffer: the value the daemon compares with its policy. */
         r->value_len = 0;
         if (value) {
@@ -322,28 +360,84 @@ static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value) {
 }
 
 /* value: the writer's buffer, NULL where the hook has none. */
-static int note_write(struct file *file, long ret, const void *value) {
+static int note_write(struct file *file, long ret, const void *value, __u32 flags) {
         __u64 ino;
         __u32 dev;
 
         if (ret <= 0 || !knob_of(file, &ino, &dev))
                 return 0;
-        return record_write(ino, dev, ret, value);
+        return record_write(ino, dev, ret, value, flags);
 }
 
-/* Linux 5.11 and later: ssize_t kernfs_fop_write_iter(struct kiocb *, struct iov_iter *) */
+/* ---- fexit: Linux 5.11 and later, ssize_t kernfs_fop_write_iter(struct kiocb *, struct iov_iter *) */
 SEC("fexit/kernfs_fop_write_iter")
 int write_iter_exit(unsigned long long *ctx) {
         struct kiocb *iocb = (struct kiocb *)ctx[0];
 
-        return note_write(BPF_CORE_READ(iocb, ki_filp), (long)ctx[2], NULL);
+        return note_write(BPF_CORE_READ(iocb, ki_filp), (long)ctx[2], NULL, 0);
 }
 
 /* Before 5.11: ssize_t kernfs_fop_write(struct file *, const char __user *, size_t, loff_t *) */
 SEC("fexit/kernfs_fop_write")
 int write_exit(unsigned long long *ctx) {
-        return note_write((struct file *)ctx[0], (long)ctx[4], NULL);
+        return note_write((struct file *)ctx[0], (long)ctx[4], NULL, 0);
 }
+
+/* Where the kernel keeps a function's, and a syscall's, number and arguments, per architecture. */
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs {
+        unsigned long bx;
+        unsigned long cx;
+        unsigned long dx;
+        unsigned long si;
+        unsigned long di;
+        unsigned long orig_ax;
+} __attribute__((preserve_access_index));
+#define FUNC_ARG1(regs)    BPF_CORE_READ(regs, di)
+#define FUNC_ARG2(regs)    BPF_CORE_READ(regs, si)
+#define FUNC_ARG3(regs)    BPF_CORE_READ(regs, dx)
+#define SYSCALL_NR(regs)   ((long)BPF_CORE_READ(regs, orig_ax))
+#define SYSCALL_ARG1(regs) BPF_CORE_READ(regs, di)
+#define SYSCALL_ARG2(regs) BPF_CORE_READ(regs, si)
+/* ia32 (int $0x80, sysenter) passes them in bx, cx. */
+#define COMPAT_ARG1(regs) BPF_CORE_READ(regs, bx)
+#define COMPAT_ARG2(regs) BPF_CORE_READ(regs, cx)
+#elif defined(__TARGET_ARCH_arm64)
+struct pt_regs {
+        unsigned long regs[31];
+        unsigned long orig_x0;
+        int syscallno;
+} __attribute__((preserve_access_index));
+#define FUNC_ARG1(regs)    BPF_CORE_READ(regs, regs[0])
+#define FUNC_ARG2(regs)    BPF_CORE_READ(regs, regs[1])
+#define FUNC_ARG3(regs)    BPF_CORE_READ(regs, regs[2])
+#define SYSCALL_NR(regs)   ((long)BPF_CORE_READ(regs, syscallno))
+#define SYSCALL_ARG1(regs) BPF_CORE_READ(regs, orig_x0)
+#define SYSCALL_ARG2(regs) BPF_CORE_READ(regs, regs[1])
+/* arm32 on arm64: the same registers. */
+#define COMPAT_ARG1(regs)  BPF_CORE_READ(regs, orig_x0)
+#define COMPAT_ARG2(regs)  BPF_CORE_READ(regs, regs[1])
+#else
+#error "the BPF write probe knows the registers of x86 and arm64 only"
+#endif
+
+/* ---- kprobe: the entry of the same functions (why the entry: the comment at the top) */
+SEC("kprobe/kernfs_fop_write_iter")
+int kprobe_write_iter(struct pt_regs *ctx) {
+        struct kiocb *iocb = (struct kiocb *)FUNC_ARG1(ctx);
+        struct iov_iter *from = (struct iov_iter *)FUNC_ARG2(ctx);
+
+        return note_write(BPF_CORE_READ(iocb, ki_filp), (long)BPF_CORE_READ(from, count), NULL,
+                          WRITE_PROBE_RECORD_AT_ENTRY);
+}
+
+SEC("kprobe/kernfs_fop_write")
+int kprobe_write(struct pt_regs *ctx) {
+        return note_write((struct file *)FUNC_ARG1(ctx), (long)FUNC_ARG3(ctx), NULL,
+                          WRITE_PROBE_RECORD_AT_ENTRY);
+}
+
+/* ---- syscall-exit: sys_enter takes the file, sys_exit records the result */
 
 struct fdtable {
         unsigned int max_fds;
@@ -354,79 +448,134 @@ struct files_struct {
         struct fdtable *fdt;
 } __attribute__((preserve_access_index));
 
-struct task_struct___files {
-        struct files_struct *files;
+struct thread_info {
+        unsigned long flags;
+        unsigned int status;
 } __attribute__((preserve_access_index));
 
-/* Where the kernel keeps a syscall's number and first two arguments, per architecture. */
-#if defined(__TARGET_ARCH_x86)
-struct pt_regs {
-        unsigned long di;
-        unsigned long si;
-        unsigned long orig_ax;
+struct task_struct___files {
+        struct thread_info thread_info;
+        struct files_struct *files;
 } __attribute__((preserve_access_index));
-#define SYSCALL_NR(regs)   ((long)BPF_CORE_READ(regs, orig_ax))
-#define SYSCALL_ARG1(regs) BPF_CORE_READ(regs, di)
-#define SYSCALL_ARG2(regs) BPF_CORE_READ(regs, si)
-#elif defined(__TARGET_ARCH_arm64)
-struct pt_regs {
-        unsigned long regs[31];
-        unsigned long orig_x0;
-        int syscallno;
-} __attribute__((preserve_access_index));
-#define SYSCALL_NR(regs)   ((long)BPF_CORE_READ(regs, syscallno))
-#define SYSCALL_ARG1(regs) BPF_CORE_READ(regs, orig_x0)
-#define SYSCALL_ARG2(regs) BPF_CORE_READ(regs, regs[1])
-#else
-#error "the BPF write probe knows the syscall registers of x86 and arm64 only"
-#endif
 
 struct iovec {
         void *iov_base;
         unsigned long iov_len;
 };
 
-/*
- * sys_exit(struct pt_regs *regs, long ret): the syscall's number and
- * arguments are in regs. Here the record comes after the write's inotify
- * event, so it carries the value written (write(2)'s buffer, or the first
- * iovec's): the daemon tells by it a write of its policy's own value, whose
- * record may come after the knob was read compliant, from a drift's.
- */
-SEC("raw_tp/sys_exit")
-int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
-        struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-        long ret = (long)ctx->args[1], nr;
-        struct task_struct___files *t;
-        struct fdtable *fdt;
-        struct file **fds, *file = NULL;
-        const void *value;
-        unsigned long fd;
+/* The write calls, as each calling convention numbers them. */
+enum { CALL_NONE, CALL_PLAIN, CALL_VECTOR };
 
-        if (ret <= 0)
+#if defined(__TARGET_ARCH_x86)
+#define TS_COMPAT       0x0002     /* arch/x86/include/asm/thread_info.h: an ia32 call is running */
+#define X32_SYSCALL_BIT 0x40000000 /* x32 calls carry it in their number */
+static int write_call(struct task_struct___files *t, long nr, int *ret_compat) {
+        *ret_compat = 0;
+        if (BPF_CORE_READ(t, thread_info.status) & TS_COMPAT) {
+                *ret_compat = 1; /* arch/x86/entry/syscalls/syscall_32.tbl */
+                return nr == 4 || nr == 181                  ? CALL_PLAIN
+                       : nr == 146 || nr == 334 || nr == 379 ? CALL_VECTOR
+                                                             : CALL_NONE;
+        }
+        if (nr & X32_SYSCALL_BIT) {
+                nr &= ~X32_SYSCALL_BIT; /* syscall_64.tbl's x32 numbers; its iovecs are 32-bit */
+                *ret_compat = 2;
+                return nr == 1 || nr == 18                   ? CALL_PLAIN
+                       : nr == 516 || nr == 535 || nr == 547 ? CALL_VECTOR
+                                                             : CALL_NONE;
+        }
+        return nr == __NR_write || nr == __NR_pwrite64                          ? CALL_PLAIN
+               : nr == __NR_writev || nr == __NR_pwritev || nr == __NR_pwritev2 ? CALL_VECTOR
+                                                                                : CALL_NONE;
+}
+#else
+#define TIF_32BIT 22 /* arch/arm64/include/asm/thread_info.h: an arm32 task */
+static int write_call(struct task_struct___files *t, long nr, int *ret_compat) {
+        *ret_compat = 0;
+        if (BPF_CORE_READ(t, thread_info.flags) & (1UL << TIF_32BIT)) {
+                *ret_compat = 1; /* arch/arm64/tools/syscall_32.tbl (EABI) */
+                return nr == 4 || nr == 181                  ? CALL_PLAIN
+                       : nr == 146 || nr == 362 || nr == 393 ? CALL_VECTOR
+                                                             : CALL_NONE;
+        }
+        return nr == __NR_write || nr == __NR_pwrite64                          ? CALL_PLAIN
+               : nr == __NR_writev || nr == __NR_pwritev || nr == __NR_pwritev2 ? CALL_VECTOR
+                                                                                : CALL_NONE;
+}
+#endif
+
+/* What sys_enter found: a write call on a knob file opened for writing, by this thread. */
+struct pending_write {
+        __u64 ino;
+        __u64 value; /* the writer's buffer; 0: none (a vector, or a compat vector) */
+        __u32 sb_dev;
+        __u32 pad;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 1024);
+        __type(key, __u64); /* pid_tgid */
+        __type(value, struct pending_write);
+} pending SEC(".maps");
+
+/* sys_enter(struct pt_regs *regs, long id) */
+SEC("raw_tp/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
+        struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+        struct task_struct___files *t = (struct task_struct___files *)bpf_get_current_task();
+        struct pending_write w = {};
+        struct file **fds, *file = NULL;
+        struct fdtable *fdt;
+        unsigned long fd;
+        const void *value;
+        __u64 id;
+        int call, compat;
+
+        call = write_call(t, (long)ctx->args[1], &compat);
+        if (call == CALL_NONE)
                 return 0;
-        nr = SYSCALL_NR(regs);
-        if (nr != __NR_write && nr != __NR_pwrite64 && nr != __NR_writev && nr != __NR_pwritev &&
-            nr != __NR_pwritev2)
-                return 0;
-        fd = SYSCALL_ARG1(regs);
-        t = (struct task_struct___files *)bpf_get_current_task();
+        fd = compat == 1 ? (unsigned int)COMPAT_ARG1(regs) : SYSCALL_ARG1(regs);
+        value = (const void *)(compat == 1 ? (unsigned int)COMPAT_ARG2(regs) : SYSCALL_ARG2(regs));
         fdt = BPF_CORE_READ(t, files, fdt);
         if (fd >= BPF_CORE_READ(fdt, max_fds))
                 return 0;
         fds = BPF_CORE_READ(fdt, fd);
-        if (bpf_probe_read_kernel(&file, sizeof(file), fds + fd) < 0 || !file)
+        if (bpf_probe_read_kernel(&file, sizeof(file), fds + fd) < 0 || !knob_of(file, &w.ino, &w.sb_dev))
                 return 0;
-        value = (const void *)SYSCALL_ARG2(regs);
-        if (nr != __NR_write && nr != __NR_pwrite64) {
+        if (call == CALL_VECTOR && compat == 0) {
                 struct iovec iov = {};
 
-                if (bpf_probe_read_user(&iov, sizeof(iov), value) < 0 || iov.iov_len < (unsigned long)ret)
-                        value = NULL; /* the first iovec does not hold all that was written: no value */
-                else
-                        value = iov.iov_base;
-        }
-        return note_write(file, ret, value);
+                /* The first iovec's bytes: what the record shows of the value, if it holds them all. */
+                value = bpf_probe_read_user(&iov, sizeof(iov), value) == 0 ? iov.iov_base : NULL;
+        } else if (call == CALL_VECTOR)
+                value = NULL; /* a compat iovec: its value is not shown */
+        w.value = (__u64)(unsigned long)value;
+        id = bpf_get_current_pid_tgid();
+        bpf_map_update_elem(&pending, &id, &w, BPF_ANY);
+        return 0;
+}
+
+/* sys_exit(struct pt_regs *regs, long ret) */
+SEC("raw_tp/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
+        struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+        struct task_struct___files *t = (struct task_struct___files *)bpf_get_current_task();
+        struct pending_write *w;
+        long ret = (long)ctx->args[1];
+        __u64 id;
+        int compat;
+
+        if (write_call(t, SYSCALL_NR(regs), &compat) == CALL_NONE)
+                return 0;
+        id = bpf_get_current_pid_tgid();
+        w = bpf_map_lookup_elem(&pending, &id);
+        if (!w)
+                return 0;
+        if (ret > 0)
+                record_write(w->ino, w->sb_dev, ret, (const void *)(unsigned long)w->value, 0);
+        bpf_map_delete_elem(&pending, &id);
+        return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -15,6 +15,12 @@ thp = { enabled = \"madvise\"; };"
 "$THPGUARDD" --config "$POLICY" --log-target=journal 9>&- 2>"$TMP/daemon.log" &
 DAEMON_PID=$!
 thp_wait_for enabled madvise 2 || fail "startup did not correct"
+# The drift below is to name its writer: the write source joins after startup.
+source_in_journal() {
+        journalctl -o json --no-pager MESSAGE_ID="${MESSAGE_ID[write_source]}" _PID="$DAEMON_PID" 2>/dev/null |
+                grep -q .
+}
+wait_until 10 source_in_journal || fail "no write source entry in the journal within 10 s"
 thp_set enabled never
 thp_wait_for enabled madvise 1 || fail "inotify did not correct"
 # This run's entries only: the journal keeps every earlier run's.

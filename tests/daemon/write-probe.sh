@@ -126,7 +126,7 @@ daemon_stop
 # superblock the daemon itself said, in the probe's config map).
 echo 'mount -t sysfs sysfs /sys && exec "$@"' >"$TMP/own-netns.sh"
 need_mount_ns
-daemon_start_cmd "$UNIT_EXEC" --write-source=bpf unshare -m -n --propagation private sh "$TMP/own-netns.sh" \
+daemon_start_cmd "$UNIT_EXEC" --write-source=bpf --write-probe-hook="$PROBE_HOOK" unshare -m -n --propagation private sh "$TMP/own-netns.sh" \
         "$THPGUARDD" --config "$POLICY" --log-target=console
 has_event write_source write_source=bpf ||
         fail "own network namespace: the passed probe is not in force: $(grep -m1 'write source' "$TMP/daemon.log")"
@@ -149,7 +149,7 @@ fallback_check() { # fallback_check WHAT: the daemon just started without the pr
         wait_event 2 corrected knob=enabled observed=always trigger=inotify writer_comm=sh
         daemon_stop
 }
-daemon_start_cmd "$REFUSE_BPF" "$THPGUARDD" --config "$POLICY" --log-target=console
+daemon_start_cmd "$REFUSE_BPF" "$THPGUARDD" --config "$POLICY" --log-target=console --write-probe-hook="$PROBE_HOOK"
 event_says write_source 'Operation not permitted' write_source=fanotify
 fallback_check "bpf() refused"
 echo "bpf() refused: fanotify, and why"
@@ -159,7 +159,7 @@ cat >"$TMP/no-btf.sh" <<EOF
 mount -t tmpfs none /sys/kernel/btf && exec "\$@"
 EOF
 daemon_start_cmd unshare -m --propagation private sh "$TMP/no-btf.sh" "$THPGUARDD" --config "$POLICY" \
-        --log-target=console
+        --log-target=console --write-probe-hook="$PROBE_HOOK"
 event_says write_source 'no BTF' write_source=fanotify
 fallback_check "no BTF"
 echo "no BTF: fanotify, and why"

@@ -12,7 +12,9 @@
  * BPF link (a program that does nothing, on the rare raw tracepoint
  * task_rename), the config map a real one (struct write_probe_config),
  * passed at 3, 4 and 5 with LISTEN_FDS, LISTEN_PID and LISTEN_FDNAMES as
- * the unit's fd store passes them (unit-exec.c). A record is put in the
+ * the unit's fd store passes them (unit-exec.c); a raw tracepoint link is
+ * what the syscall-exit hook makes, so a second one, as its sys_enter's,
+ * at 6. A record is put in the
  * ring by a program run with BPF_PROG_TEST_RUN, so the ring wakes its
  * reader exactly as the real probe's does, or not (BPF_RB_NO_WAKEUP): by
  * the probe's own rule, unless the line says.
@@ -283,7 +285,7 @@ static int serve(const char *fifo, pid_t parent, __u32 own_sb_dev, int prog_fd, 
 }
 
 int main(int argc, char **argv) {
-        int ring_fd, array_fd, config_fd, prog_fd, link_fd;
+        int ring_fd, array_fd, config_fd, prog_fd, link_fd, enter_fd;
         struct stat st;
         __u32 own_sb_dev;
         char pid[32];
@@ -303,7 +305,8 @@ int main(int argc, char **argv) {
         config_fd = map_create(BPF_MAP_TYPE_ARRAY, sizeof(struct write_probe_config), 1, BPF_F_MMAPABLE);
         prog_fd = ring_fd >= 0 && array_fd >= 0 && config_fd >= 0 ? load_injector(ring_fd, array_fd) : -1;
         link_fd = prog_fd >= 0 ? make_link() : -1;
-        if (link_fd < 0) {
+        enter_fd = link_fd >= 0 ? make_link() : -1;
+        if (enter_fd < 0) {
                 fprintf(stderr, "probe-inject: no BPF here: %s\n", strerror(errno));
                 return 125;
         }
@@ -318,6 +321,7 @@ int main(int argc, char **argv) {
 
                 close(ring_fd);
                 close(link_fd);
+                close(enter_fd);
                 /* Not the test's stdout: whoever reads it to its end must not wait for us. */
                 if (null >= 0)
                         dup2(null, STDOUT_FILENO);
@@ -329,19 +333,23 @@ int main(int argc, char **argv) {
         ring_fd = fcntl(ring_fd, F_DUPFD, 10);
         link_fd = fcntl(link_fd, F_DUPFD, 10);
         config_fd = fcntl(config_fd, F_DUPFD, 10);
-        if (ring_fd < 0 || link_fd < 0 || config_fd < 0 || dup2(ring_fd, 3) != 3 || dup2(link_fd, 4) != 4 ||
-            dup2(config_fd, 5) != 5) {
-                perror("probe-inject: fds 3 to 5");
+        enter_fd = fcntl(enter_fd, F_DUPFD, 10);
+        if (ring_fd < 0 || link_fd < 0 || config_fd < 0 || enter_fd < 0 || dup2(ring_fd, 3) != 3 ||
+            dup2(link_fd, 4) != 4 || dup2(config_fd, 5) != 5 || dup2(enter_fd, 6) != 6) {
+                perror("probe-inject: fds 3 to 6");
                 return 125;
         }
         close(ring_fd);
         close(link_fd);
         close(config_fd);
+        close(enter_fd);
         snprintf(pid, sizeof(pid), "%d", (int)getpid());
-        setenv("LISTEN_FDS", "3", 1);
+        setenv("LISTEN_FDS", "4", 1);
         setenv("LISTEN_PID", pid, 1);
         setenv("LISTEN_FDNAMES",
-               WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_CONFIG, 1);
+               WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_CONFIG
+                                       ":" WRITE_PROBE_FDNAME_ENTER,
+               1);
         execvp(argv[3], argv + 3);
         fprintf(stderr, "probe-inject: %s: %s\n", argv[3], strerror(errno));
         return 127;

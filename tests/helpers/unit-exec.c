@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * unit-exec [--write-source=auto|fanotify] CMD [ARG...]: runs CMD as the
+ * unit-exec [--write-source=auto|fanotify] [--write-probe-hook=HOOK] CMD [ARG...]: runs CMD as the
  * shipped unit starts thpguardd, as far as its write source goes: it loads
  * the BPF write probe or, where it cannot (or with fanotify), opens both
  * fanotify groups, as the unit's ExecStartPre= does, and passes the fds
- * (the probe's three, or the two groups) from 3 on with LISTEN_FDS,
+ * (the probe's three or four, or the two groups) from 3 on with LISTEN_FDS,
  * LISTEN_PID (this pid, which CMD keeps through execvp()) and
  * LISTEN_FDNAMES, as systemd passes its fd store. The
  * capabilities are dropped by what CMD is (setpriv ... thpguardd). Exit 125
@@ -20,31 +20,47 @@
 #include "thpguard/writer-groups.h"
 
 int main(int argc, char **argv) {
-        WriteSource want = WRITE_SOURCE_AUTO;
+        WriterWant want = { .source = WRITE_SOURCE_AUTO, .hook = WRITE_PROBE_HOOK_AUTO };
         const char *names;
         WriterGroups g;
         char pid[32], count[16];
-        int fds[3], n;
+        int fds[4], n;
 
-        if (argc > 1 && strncmp(argv[1], "--write-source=", 15) == 0) {
-                if (write_source_from_string(argv[1] + 15, &want) < 0) {
-                        fprintf(stderr, "unit-exec: %s: unknown write source\n", argv[1]);
-                        return 2;
-                }
+        for (;;) {
+                if (argc > 1 && strncmp(argv[1], "--write-source=", 15) == 0) {
+                        if (write_source_from_string(argv[1] + 15, &want.source) < 0) {
+                                fprintf(stderr, "unit-exec: %s: unknown write source\n", argv[1]);
+                                return 2;
+                        }
+                } else if (argc > 1 && strncmp(argv[1], "--write-probe-hook=", 19) == 0) {
+                        if (write_probe_hook_from_string(argv[1] + 19, &want.hook) < 0) {
+                                fprintf(stderr, "unit-exec: %s: unknown hook\n", argv[1]);
+                                return 2;
+                        }
+                } else
+                        break;
                 argv++;
                 argc--;
         }
         if (argc < 2) {
-                fprintf(stderr, "usage: unit-exec [--write-source=auto|fanotify] CMD [ARG...]\n");
+                fprintf(stderr,
+                        "usage: unit-exec [--write-source=auto|fanotify] [--write-probe-hook=HOOK] CMD "
+                        "[ARG...]\n");
                 return 2;
         }
-        writer_groups_open(want, "/sys/kernel/mm/transparent_hugepage", &g);
+        writer_groups_open(&want, "/sys/kernel/mm/transparent_hugepage", &g);
         if (g.probe_error == 0) {
                 fds[0] = g.probe.ring_fd;
                 fds[1] = g.probe.link_fd;
                 fds[2] = g.probe.config_fd;
                 n = 3;
                 names = WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_CONFIG;
+                if (g.probe.enter_link_fd >= 0) {
+                        fds[n++] = g.probe.enter_link_fd;
+                        names =
+                            WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK ":" WRITE_PROBE_FDNAME_CONFIG
+                                                    ":" WRITE_PROBE_FDNAME_ENTER;
+                }
         } else if (g.write_fd >= 0 && g.open_fd >= 0) {
                 fds[0] = g.write_fd;
                 fds[1] = g.open_fd;

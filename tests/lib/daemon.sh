@@ -34,15 +34,21 @@ daemon_kill() {
 }
 on_exit daemon_kill
 
-# daemon_started_or_gone: the log has the startup line, or the daemon has exited.
+# daemon_started: the log has the startup line and the write source's
+# (which, where the daemon loads the probe itself, joins after it).
+daemon_started() {
+        grep -q 'msg="started' "$TMP/daemon.log" 2>/dev/null && grep -q 'msg="write source: ' "$TMP/daemon.log"
+}
+
+# daemon_started_or_gone: daemon_started, or the daemon has exited.
 daemon_started_or_gone() {
-        grep -q 'msg="started' "$TMP/daemon.log" 2>/dev/null || ! kill -0 "$DAEMON_PID" 2>/dev/null
+        daemon_started || ! kill -0 "$DAEMON_PID" 2>/dev/null
 }
 
 # daemon_start_cmd CMD...: runs CMD, which must exec thpguardd (with
 # --log-target=console or journal) in the background, its stderr in
 # $TMP/daemon.log, and waits for the startup line, for at most
-# $DAEMON_START_SECONDS (default 10). A wrapper that execs the daemon
+# $DAEMON_START_SECONDS (default 10), and for its write source's line. A wrapper that execs the daemon
 # (unshare, strace, valgrind) has the daemon's PID once it has exec'd.
 daemon_start_cmd() {
         # Emptied here, not only by the child's redirection: until the child
@@ -51,7 +57,7 @@ daemon_start_cmd() {
         "$@" 9>&- 2>"$TMP/daemon.log" &
         DAEMON_PID=$!
         wait_until "${DAEMON_START_SECONDS:-10}" daemon_started_or_gone 2>/dev/null || true
-        grep -q 'msg="started' "$TMP/daemon.log" 2>/dev/null && return 0
+        daemon_started && return 0
         cat "$TMP/daemon.log" >&2
         # Say how it ended: a status, or a signal (128+N) when the log is empty.
         local how="still running, no startup line" rc=0
@@ -73,17 +79,26 @@ daemon_start() {
 # status of $DAEMON_PID (the daemon, or the wrapper that runs it) must be 0,
 # probe_daemon_start: enabled, defrag and khugepaged/defrag at a policy's
 # values (madvise, madvise, 0), thpguardd enforcing them with no fight
-# detection and the BPF write probe in force; skips, saying why, where the
-# probe cannot be had (the kernel, the build, the privileges).
+# detection and the BPF write probe in force: on the hook auto gives, else
+# on the syscall-exit hook, named ($PROBE_HOOK says which); skips, saying
+# why, where the probe cannot be had (the kernel, the build, the privileges).
 probe_daemon_start() {
         thp_set enabled madvise
         thp_set defrag madvise
         thp_set khugepaged/defrag 0
         write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
 thp = { enabled = "madvise"; defrag = "madvise"; khugepaged = { defrag = false; }; };'
+        PROBE_HOOK=auto
         daemon_start --write-source=auto
+        has_event write_source write_source=bpf && return 0
+        # auto takes fexit or a kprobe; a kernel with neither (this project's VMs) has the syscall tracepoints.
+        local auto_said
+        auto_said=$(grep -m1 'write source' "$TMP/daemon.log")
+        daemon_stop
+        PROBE_HOOK=syscall-exit
+        daemon_start --write-source=bpf --write-probe-hook=syscall-exit
         has_event write_source write_source=bpf ||
-                skip "no BPF write probe on this kernel or build: $(grep -m1 'write source' "$TMP/daemon.log")"
+                skip "no BPF write probe on this kernel or build: $auto_said; $(grep -m1 'write source' "$TMP/daemon.log")"
 }
 
 # within $DAEMON_STOP_SECONDS (default 30).

@@ -112,8 +112,23 @@ static void test_defaults_and_empty(void **state) {
         assert_int_equal(p->recheck_interval_sec, POLICY_RECHECK_DEFAULT);
         assert_string_equal(p->metrics_file, "/var/lib/node_exporter/thp.prom");
         assert_null(p->nfd_features_file);
+        assert_int_equal(p->write_probe_hook, WRITE_PROBE_HOOK_AUTO);
+        assert_int_equal(p->write_probe_hook_line, 0);
         assert_int_equal(p->n_knobs, 1);
         assert_int_equal(d.n_entries, 0);
+        p = policy_free(p);
+
+        /* Each hook by name; the line is kept for the daemon's word on a hook it cannot change. */
+        for (WriteProbeHook h = 0; h < _WRITE_PROBE_HOOK_MAX; h++) {
+                char text[128];
+
+                snprintf(text, sizeof(text), "thp = { enabled = \"never\"; };\nwrite_probe_hook = \"%s\";\n",
+                         write_probe_hook_to_string(h));
+                assert_int_equal(parse(text, &d, &p), 0);
+                assert_int_equal(p->write_probe_hook, h);
+                assert_int_equal(p->write_probe_hook_line, 2);
+                p = policy_free(p);
+        }
 
         /* An empty (truncated) file, or one with no knob, must not replace a good policy. */
         EXPECT("", F ": manages no knob; set at least one key in thp = { ... }");
@@ -124,7 +139,7 @@ static void test_defaults_and_empty(void **state) {
 static void test_unknown_keys(void **state) {
         EXPECT("modee = \"enforce\";\n",
                F ":1: policy: unknown key \"modee\" (expected mode, recheck_interval, fight_threshold, "
-                 "fight_window, metrics_file, nfd_features_file or thp)");
+                 "fight_window, metrics_file, nfd_features_file, write_probe_hook or thp)");
         EXPECT("thp = {\n  enable = \"never\";\n};\n",
                F ":2: thp: unknown key \"enable\" (expected enabled, defrag, shmem_enabled, use_zero_page, "
                  "shrink_underused, khugepaged or sizes)");
@@ -144,6 +159,7 @@ static void test_unknown_keys(void **state) {
 static void test_wrong_types(void **state) {
         EXPECT("recheck_interval = \"30\";\n", F ":1: recheck_interval: expected an integer, got a string");
         EXPECT("mode = 1;\n", F ":1: mode: expected a string, got an integer");
+        EXPECT("write_probe_hook = 1;\n", F ":1: write_probe_hook: expected a string, got an integer");
         EXPECT("thp = {\n enabled = true; };\n", F ":2: thp.enabled: expected a string, got a boolean");
         EXPECT("thp = { khugepaged = {\n defrag = 0; }; };\n",
                F ":2: thp.khugepaged.defrag: expected a boolean (true or false), got an integer");
@@ -176,6 +192,12 @@ static void test_values_and_ranges(void **state) {
         EXPECT("thp = { khugepaged = {\n scan_sleep_millisecs = 4294967296L; }; };\n",
                F ":2: thp.khugepaged.scan_sleep_millisecs: 4294967296 is out of range 0..4294967295");
         EXPECT("fight_threshold = 1001;\n", F ":1: fight_threshold: 1001 is out of range 0..1000");
+        EXPECT("write_probe_hook = \"tracepoint\";\n",
+               F ":1: write_probe_hook: invalid value \"tracepoint\" (expected auto, fexit, kprobe or "
+                 "syscall-exit)");
+        EXPECT(
+            "write_probe_hook = \"KPROBE\";\n", F
+            ":1: write_probe_hook: invalid value \"KPROBE\" (expected auto, fexit, kprobe or syscall-exit)");
         EXPECT("fight_window = 0;\n", F ":1: fight_window: 0 is out of range 1..86400");
         EXPECT("metrics_file = \"thp.prom\";\n", F ":1: metrics_file: \"thp.prom\" is not an absolute path");
         /* Only a Prometheus textfile: the rename would replace any other file. */
