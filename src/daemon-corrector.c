@@ -79,7 +79,12 @@ _hot_ static void note_thp_event(Daemon *d, const WatchEvent *ev, bool *named) {
 }
 
 _hot_ void daemon_enforce_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
+        uint64_t before = d->probe ? now_nsec(CLOCK_MONOTONIC) : 0;
+
         enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->policy->mode, ret);
+        /* Which records' writes this read saw: those that began before it (knob_reads_judge()). */
+        if (d->probe && (ret->before.state == KNOB_STATE_OK || ret->before.state == KNOB_STATE_DRIFT))
+                knob_reads_add(&d->knobs[i].reads, before, ret->before.state == KNOB_STATE_DRIFT);
 }
 
 _hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {

@@ -107,6 +107,10 @@ typedef struct TrackedKnob {
          * not of one that came while its outcome waited for the loop.
          */
         uint64_t probe_seq, probe_taken_seq, read_probe_seq;
+        KnobReads reads; /* the last reads of it, while the probe is in force (knob_reads_judge()) */
+        /* A record that said the policy's own value: a drift's writer only if nothing else names it. */
+        struct write_probe_record weak_record;
+        bool has_weak_record;
 
         /* The corrector's (daemon-corrector.c), under Daemon.lock. */
         Trigger corrector_trigger;   /* what woke it: inotify or the probe */
@@ -297,6 +301,12 @@ bool daemon_writers_on(const Daemon *d);
 const Writer *daemon_writer_of(Daemon *d, size_t i);
 /* The writer of a write read just before the knob last read compliant, if that was moments ago. */
 const Writer *daemon_writer_just_before(Daemon *d, size_t i);
+/*
+ * For a record whose writer's own event or record never came: the probe's
+ * record that said the policy's own value, if its write drifted the knob;
+ * else daemon_writer_just_before().
+ */
+const Writer *daemon_writer_late(Daemon *d, size_t i);
 void daemon_writer_forget(Daemon *d, size_t i);
 /* A record named the knob's writer: it names no later drift (a newer write's record or event does). */
 void daemon_writer_used(Daemon *d, size_t i);

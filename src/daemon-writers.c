@@ -65,6 +65,7 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
 
         while (write_probe_next(d->probe, &r) > 0) {
                 const PolicyKnob *k;
+                RecordVerdict verdict;
                 size_t i;
 
                 d->probe_lost += r.lost;
@@ -84,16 +85,38 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
                 named[i] = true;
                 other_mount[i] |= !same_superblock(&d->knobs[i], r.sb_dev);
                 /*
-                 * A write of the policy's own value is no drift, and names no
-                 * writer: on the syscall-exit hook its record can come after the
-                 * compliant read that forgot its writer, and would be taken for
-                 * the writer of the next drift. The knob is read again all the
-                 * same: the value is from the writer's memory, the knob the
-                 * kernel's.
+                 * A write the first read after it found compliant (the policy's
+                 * own value, a refused one) is no drift, and names no writer:
+                 * on the syscall-exit hook its record can come after that read,
+                 * and would be taken for the writer of the next drift. Judged by
+                 * the kernel's clock against our reads, never by the value the
+                 * record carries, which the writer's memory may have changed.
+                 * The knob is read again all the same.
+                 */
+                verdict = knob_reads_judge(&d->knobs[i].reads, r.ktime_ns);
+                if (verdict == RECORD_READ_COMPLIANT || verdict == RECORD_OLDER_THAN_READS)
+                        continue;
+                /*
+                 * Two writes before one read: the later one set what the read
+                 * found. The ring has them in the order they returned, which a
+                 * writer preempted on its way out of write(2) changes.
+                 */
+                if (d->knobs[i].probe_seq > 0 && r.ktime_ns < d->knobs[i].probe_record.ktime_ns)
+                        continue;
+                /*
+                 * The record says the policy's own value (the syscall-exit hook
+                 * reads it from the writer's memory): an honest write of it can
+                 * race a drift and be read with it. Kept aside, it names the
+                 * drift only if no other record does within the late-record
+                 * window (daemon_writer_late()): the value never hides a writer.
                  */
                 k = &d->policy->knobs[i];
-                if (write_probe_record_sets(&r, k->spec->type, k->desired))
+                if (write_probe_record_sets(&r, k->spec->type, k->desired)) {
+                        if (!d->knobs[i].has_weak_record || r.ktime_ns >= d->knobs[i].weak_record.ktime_ns)
+                                d->knobs[i].weak_record = r;
+                        d->knobs[i].has_weak_record = true;
                         continue;
+                }
                 d->knobs[i].probe_record = r;
                 d->knobs[i].probe_seq++;
                 d->knobs[i].corrector_awaits_record = false;
@@ -242,6 +265,29 @@ const Writer *daemon_writer_of(Daemon *d, size_t i) {
  */
 #define WRITER_JUST_BEFORE_USEC (WRITER_LATE_EVENT_USEC + 30 * USEC_PER_MSEC)
 
+/*
+ * The probe's record kept aside because it said the policy's own value
+ * (daemon_probe_take()), if the first read after its write found the knob
+ * drifted: the writer of a drift no other record named.
+ */
+static const Writer *weak_writer(Daemon *d, size_t i) {
+        TrackedKnob *rt = &d->knobs[i];
+
+        if (!d->probe || !rt->has_weak_record ||
+            knob_reads_judge(&rt->reads, rt->weak_record.ktime_ns) != RECORD_READ_DRIFTED)
+                return NULL;
+        rt->has_weak_record = false;
+        write_probe_writer(&rt->weak_record, &rt->writer);
+        rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
+        return &rt->writer;
+}
+
+const Writer *daemon_writer_late(Daemon *d, size_t i) {
+        const Writer *w = weak_writer(d, i);
+
+        return w ? w : daemon_writer_just_before(d, i);
+}
+
 const Writer *daemon_writer_just_before(Daemon *d, size_t i) {
         const TrackedKnob *rt = &d->knobs[i];
 
@@ -266,6 +312,8 @@ void daemon_writer_forget(Daemon *d, size_t i) {
 
 void daemon_writer_used(Daemon *d, size_t i) {
         d->knobs[i].writer_fresh = false;
+        /* The drift it waited beside is named: it names no other. */
+        d->knobs[i].has_weak_record = false;
 }
 
 void daemon_writers_mark(Daemon *d, size_t i) {

@@ -241,7 +241,7 @@ static void flush_records(Daemon *d, bool expired) {
                         continue;
                 }
                 if (!w)
-                        w = daemon_writer_just_before(d, i);
+                        w = daemon_writer_late(d, i);
                 rt->record_pending = false;
                 write_record(d, i, &rt->pending, w);
         }

@@ -7,12 +7,16 @@
 
 #include "thpguard/number.h"
 
-uint64_t now_usec(clockid_t clock) {
+uint64_t now_nsec(clockid_t clock) {
         struct timespec ts;
 
         if (clock_gettime(clock, &ts) < 0)
                 return 0;
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_usec(clockid_t clock) {
+        return now_nsec(clock) / 1000;
 }
 
 uint64_t event_now(sd_event *e, clockid_t clock) {

@@ -302,6 +302,29 @@ bool write_probe_record_sets(const struct write_probe_record *r, KnobType type, 
         return knob_value_write_sets(type, r->value, r->value_len, word);
 }
 
+void knob_reads_add(KnobReads *h, uint64_t at_ns, bool drifted) {
+        h->at_ns[h->next] = at_ns;
+        h->drifted[h->next] = drifted;
+        h->next = (h->next + 1) % KNOB_READS_KEPT;
+        if (h->n < KNOB_READS_KEPT)
+                h->n++;
+}
+
+RecordVerdict knob_reads_judge(const KnobReads *h, uint64_t write_ns) {
+        unsigned oldest = (h->next + KNOB_READS_KEPT - h->n) % KNOB_READS_KEPT;
+
+        if (h->n == KNOB_READS_KEPT && write_ns < h->at_ns[oldest])
+                return RECORD_OLDER_THAN_READS;
+        /* Oldest first: the first read at or after the write. */
+        for (unsigned k = 0; k < h->n; k++) {
+                unsigned i = (oldest + k) % KNOB_READS_KEPT;
+
+                if (h->at_ns[i] >= write_ns)
+                        return h->drifted[i] ? RECORD_READ_DRIFTED : RECORD_READ_COMPLIANT;
+        }
+        return RECORD_UNREAD;
+}
+
 bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, uint32_t pid) {
         return r->pidns == pidns && r->ns_tgid == pid;
 }

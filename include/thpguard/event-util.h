@@ -16,8 +16,10 @@
 #define USEC_PER_SEC  UINT64_C(1000000)
 #define USEC_PER_MSEC UINT64_C(1000)
 
-/* Now on a clock, in microseconds, like systemd's now(). */
+/* Now on a clock, in microseconds, like systemd's now(); in nanoseconds, as BPF's bpf_ktime_get_ns()
+ * (CLOCK_MONOTONIC). */
 uint64_t now_usec(clockid_t clock);
+uint64_t now_nsec(clockid_t clock);
 
 /*
  * The loop's cached time, as sd_event_*_relative() use: the time its

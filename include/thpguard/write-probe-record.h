@@ -61,10 +61,16 @@ struct write_probe_config {
 };
 
 struct write_probe_record {
-        __u64 ino;              /* the kernfs inode written: the same number through every sysfs mount */
-        __s64 ret;              /* what the write returned */
-        __u64 cgroup_id;        /* the writer's cgroup in the unified hierarchy */
-        __u64 ktime_ns;         /* CLOCK_MONOTONIC when the probe ran: before or after which read of ours */
+        __u64 ino;       /* the kernfs inode written: the same number through every sysfs mount */
+        __s64 ret;       /* what the write returned */
+        __u64 cgroup_id; /* the writer's cgroup in the unified hierarchy */
+        /*
+         * CLOCK_MONOTONIC when the write began (kprobe, syscall-exit: before
+         * it could take effect) or returned (fexit: before its inotify
+         * event): the first read of the knob after it says whether it drifted
+         * the knob (knob_reads_judge()). The kernel's clock, never the writer's.
+         */
+        __u64 ktime_ns;
         __u32 tgid;             /* the writer's process, as the initial PID namespace numbers it */
         __u32 ns_tgid;          /* the same, as its own PID namespace numbers it */
         __u32 pidns;            /* inode number of its PID namespace */

@@ -133,9 +133,38 @@ void write_probe_writer(const struct write_probe_record *r, Writer *ret);
 /*
  * Whether the record's write set a knob of this type to word: the value
  * was read whole (the syscall-exit hook) and the kernel would take it as
- * word (knob_value_write_sets()). False when not known.
+ * word (knob_value_write_sets()). False when not known. Shown only: the
+ * value is read from the writer's memory, which the writer may change
+ * after its write, so it never decides whether the writer is named.
  */
 bool write_probe_record_sets(const struct write_probe_record *r, KnobType type, const char *word);
+
+/*
+ * The last reads of one knob by the daemon (CLOCK_MONOTONIC, and whether
+ * each found it drifted), which say of a record that comes after them
+ * which read first saw its write: a write the first read after it found
+ * compliant (the policy's own value, or one the kernel refused) names no
+ * drift, however late its record comes, whatever its value says.
+ */
+#define KNOB_READS_KEPT 8
+
+typedef struct KnobReads {
+        uint64_t at_ns[KNOB_READS_KEPT];
+        bool drifted[KNOB_READS_KEPT];
+        unsigned n;    /* kept, at most KNOB_READS_KEPT */
+        unsigned next; /* the slot the next read goes to */
+} KnobReads;
+
+void knob_reads_add(KnobReads *h, uint64_t at_ns, bool drifted);
+
+typedef enum RecordVerdict {
+        RECORD_UNREAD,           /* no read since the write: the next one says */
+        RECORD_READ_DRIFTED,     /* the first read after it found the knob drifted */
+        RECORD_READ_COMPLIANT,   /* ... found it compliant: the write drifted nothing we saw */
+        RECORD_OLDER_THAN_READS, /* before every read kept: too old to name anything */
+} RecordVerdict;
+
+RecordVerdict knob_reads_judge(const KnobReads *h, uint64_t write_ns);
 
 /* Whether the record is of a write by the process whose own PID namespace numbers it pid in pidns. */
 bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, uint32_t pid);

@@ -294,8 +294,14 @@ static int knob_of(struct file *file, __u64 *ret_ino, __u32 *ret_dev) {
         return 1;
 }
 
-/* flags: WRITE_PROBE_RECORD_AT_ENTRY where ret is the length asked for, not yet the result. */
-static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value, __u32 flags) {
+/*
+ * flags: WRITE_PROBE_RECORD_AT_ENTRY where ret is the length asked for, not
+ * yet the result. write_ns: when the write began, where the hook saw its
+ * beginning (kprobe, syscall-exit); else 0, and now is taken.
+ */
+/* Inlined: a BPF function takes five arguments at most. */
+static __attribute__((always_inline)) int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value,
+                                                       __u32 flags, __u64 write_ns) {
         struct task_struct *t;
         struct write_probe_record *r;
         unsigned long args, args_end;
@@ -331,8 +337,8 @@ static int record_write(__u64 ino, __u32 sb_dev, long ret, const void *value, __
         r->cgroup_id = bpf_get_current_cgroup_id();
         r->flags = flags | (quiet ? WRITE_PROBE_RECORD_QUIET : 0);
         r->pad = 0;
-        /* CLOCK_MONOTONIC, the daemon's clock: which of its reads came after this write. */
-        r->ktime_ns = bpf_ktime_get_ns();
+        /* CLOCK_MONOTONIC, the daemon's clock: which of its reads came first after this write. */
+        r->ktime_ns = write_ns ? write_ns : bpf_ktime_get_ns();
         /* What was written, from the writer's own buffer: the value the daemon compares with its policy. */
         r->value_len = 0;
         if (value) {
@@ -366,7 +372,7 @@ static int note_write(struct file *file, long ret, const void *value, __u32 flag
 
         if (ret <= 0 || !knob_of(file, &ino, &dev))
                 return 0;
-        return record_write(ino, dev, ret, value, flags);
+        return record_write(ino, dev, ret, value, flags, 0);
 }
 
 /* ---- fexit: Linux 5.11 and later, ssize_t kernfs_fop_write_iter(struct kiocb *, struct iov_iter *) */
@@ -507,7 +513,8 @@ static int write_call(struct task_struct___files *t, long nr, int *ret_compat) {
 /* What sys_enter found: a write call on a knob file opened for writing, by this thread. */
 struct pending_write {
         __u64 ino;
-        __u64 value; /* the writer's buffer; 0: none (a vector, or a compat vector) */
+        __u64 value;    /* the writer's buffer; 0: none (a vector, or a compat vector) */
+        __u64 enter_ns; /* CLOCK_MONOTONIC at sys_enter: before the write could take effect */
         __u32 sb_dev;
         __u32 pad;
 };
@@ -551,6 +558,7 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx) {
         } else if (call == CALL_VECTOR)
                 value = NULL; /* a compat iovec: its value is not shown */
         w.value = (__u64)(unsigned long)value;
+        w.enter_ns = bpf_ktime_get_ns();
         id = bpf_get_current_pid_tgid();
         bpf_map_update_elem(&pending, &id, &w, BPF_ANY);
         return 0;
@@ -573,7 +581,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx) {
         if (!w)
                 return 0;
         if (ret > 0)
-                record_write(w->ino, w->sb_dev, ret, (const void *)(unsigned long)w->value, 0);
+                record_write(w->ino, w->sb_dev, ret, (const void *)(unsigned long)w->value, 0, w->enter_ns);
         bpf_map_delete_elem(&pending, &id);
         return 0;
 }

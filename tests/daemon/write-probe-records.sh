@@ -51,6 +51,13 @@ inject() {
         [ "$ack $how" = "ok quiet" ] ||
                 fail "a record through the daemon's own mount was not quiet ($ack $how): the daemon did not say its superblock in the config map; $(grep probe-inject "$TMP/daemon.log")"
 }
+# mark: the time a later record's write can be dated at (inject at=mark).
+mark() {
+        local ack
+        echo mark 1<>"$TMP/inject"
+        read -r -t 5 ack <>"$TMP/inject.ack" || fail "probe-inject did not answer the mark"
+        [ "$ack" = "ok mark" ] || fail "probe-inject answered the mark with: $ack"
+}
 # drift [trunc]: a one-shot writer sets enabled to always, and the daemon
 # puts it back. Opened without O_TRUNC (sh's <>): one event, the write's,
 # which the corrector thread corrects. With trunc (sh's >): the truncation's
@@ -76,15 +83,33 @@ for how in plain trunc trunc trunc trunc; do
 done
 echo "a record 100 ms after its drift was corrected (by the thread, or by the loop after a truncation), with no wakeup: the drift named after it, 5 of 5"
 
-# ---- 2. The policy's own value, then a drift whose record is late. ----
-inject ino="$ino" pid=5151 comm=compliant 'value=madvise\n'
+# ---- 2. The policy's own value, its record late, then a drift whose record is late. ----
+# The compliant write is read compliant (its inotify event) before its
+# record comes; the record says it began before that read (at the mark):
+# it names no later drift, whatever its value says (here always: a writer
+# may change its buffer after the write).
+mark
+thp_set enabled madvise
+sleep 0.1
+inject ino="$ino" pid=5151 comm=compliant at=mark 'value=always\n'
 drift
 sleep 0.1
 inject ino="$ino" pid=6161 comm=drifter value=always
 wait_event 1 corrected knob=enabled observed=always writer_pid=6161 writer_comm=drifter
 ! grep -E "writer_comm=compliant( |$)" "$TMP/daemon.log" >&2 ||
-        fail "the writer of the policy's own value was named for a drift (above)"
-echo "a write of the policy's own value, then a late drift record: the drift's writer named"
+        fail "the writer of a write read compliant was named for a drift (above)"
+echo "a write read compliant before its record came, then a late drift record: the drift's writer named"
+
+# ---- 2b. A drift whose record says the policy's own value (its buffer changed after the write): named. ----
+# Such a record waits out the late-record window for a record that says
+# otherwise (on the syscall-exit hook an honest write of the policy's own
+# value can race a drift), then names its writer: the value never hides one.
+mark
+drift
+sleep 0.1
+inject ino="$ino" pid=7171 comm=flipper at=mark 'value=madvise\n'
+wait_event 3 corrected knob=enabled observed=always writer_pid=7171 writer_comm=flipper
+echo "a drift whose record carries the policy's own value: its writer named all the same"
 
 # ---- 3. A record that never comes. ----
 corrector_tid() {

@@ -25,7 +25,9 @@
  * one the daemon wrote into the config map), pid= (the writer's tgid),
  * pidns= (the inode of its PID namespace: the daemon's own, with its pid,
  * makes the record of one of its own corrections), comm=, value= (what
- * was written; \n for a newline). After each record the helper writes
+ * was written; \n for a newline), ago= (the write began this many ms
+ * before the line; default: when the line is read), at=mark (it began at
+ * the last line "mark", which the helper answers "ok mark"). After each record the helper writes
  * "ok quiet" or "ok wake" and "self=" the tgid the daemon wrote into the
  * config map to FIFO.ack ("error" if it could not).
  *
@@ -45,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "thpguard/write-probe-record.h"
@@ -162,11 +165,23 @@ static struct write_probe_config config_said(int config_fd) {
         return c;
 }
 
+/* CLOCK_MONOTONIC in ns, bpf_ktime_get_ns()'s clock. */
+static __u64 monotonic_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (__u64)ts.tv_sec * 1000000000u + (__u64)ts.tv_nsec;
+}
+
+/* The last "mark" line's time: at=mark dates a record's write then. */
+static __u64 mark_ns;
+
 static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *ret) {
         struct slot s = { .record = { .cgroup_depth = 0 } };
         int quiet = -1;
 
         s.record.sb_dev = own_sb_dev;
+        s.record.ktime_ns = monotonic_ns();
         for (char *save = NULL, *kv = strtok_r(line, " \n", &save); kv; kv = strtok_r(NULL, " \n", &save)) {
                 char *v = strchr(kv, '=');
 
@@ -187,6 +202,10 @@ static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *
                         snprintf(s.record.comm, sizeof(s.record.comm), "%s", v);
                 else if (strcmp(kv, "value") == 0)
                         parse_value(v, &s.record);
+                else if (strcmp(kv, "ago") == 0) /* the write began this many ms before the line */
+                        s.record.ktime_ns -= strtoull(v, NULL, 10) * 1000000u;
+                else if (strcmp(kv, "at") == 0 && strcmp(v, "mark") == 0)
+                        s.record.ktime_ns = mark_ns;
                 else
                         return -EINVAL;
         }
@@ -273,7 +292,10 @@ static int serve(const char *fifo, pid_t parent, __u32 own_sb_dev, int prog_fd, 
                         size_t len = (size_t)(nl - buf) + 1;
 
                         *nl = '\0';
-                        if (buf[0] != '\0')
+                        if (strcmp(buf, "mark") == 0) {
+                                mark_ns = monotonic_ns();
+                                (void)!write(ack, "ok mark\n", 8);
+                        } else if (buf[0] != '\0')
                                 inject_line(buf, own_sb_dev, prog_fd, array_fd, config_fd, ack);
                         memmove(buf, buf + len, have - len);
                         have -= len;

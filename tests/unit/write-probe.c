@@ -157,11 +157,40 @@ static void test_record_sets(void **state) {
         assert_true(write_probe_record_sets(&r, KNOB_BOOL, "0"));
 }
 
+/* Which read first saw a record's write: by the kernel's clock against ours, never by its value. */
+static void test_reads_judge(void **state) {
+        KnobReads h = {};
+
+        (void)state;
+        assert_int_equal(knob_reads_judge(&h, 100), RECORD_UNREAD);
+        knob_reads_add(&h, 200, false); /* compliant */
+        knob_reads_add(&h, 300, true);  /* drifted */
+        knob_reads_add(&h, 310, false); /* our correction's echo */
+        /* Began before the compliant read: seen by it, names nothing. */
+        assert_int_equal(knob_reads_judge(&h, 150), RECORD_READ_COMPLIANT);
+        assert_int_equal(knob_reads_judge(&h, 200), RECORD_READ_COMPLIANT);
+        /* Between it and the drift's read: the drift's writer, though the echo read compliant after. */
+        assert_int_equal(knob_reads_judge(&h, 250), RECORD_READ_DRIFTED);
+        assert_int_equal(knob_reads_judge(&h, 305), RECORD_READ_COMPLIANT);
+        /* After every read: the next one says. */
+        assert_int_equal(knob_reads_judge(&h, 400), RECORD_UNREAD);
+
+        /* Only the last KNOB_READS_KEPT are kept: a write before all of them is too old to name anything. */
+        for (uint64_t t = 1000; t < 1000 + 10 * KNOB_READS_KEPT; t += 10)
+                knob_reads_add(&h, t, t % 20 == 0);
+        assert_int_equal(h.n, KNOB_READS_KEPT);
+        assert_int_equal(knob_reads_judge(&h, 250), RECORD_OLDER_THAN_READS);
+        assert_int_equal(knob_reads_judge(&h, 1000 + 10 * KNOB_READS_KEPT - 15),
+                         (1000 + 10 * KNOB_READS_KEPT - 10) % 20 == 0 ? RECORD_READ_DRIFTED
+                                                                      : RECORD_READ_COMPLIANT);
+        assert_int_equal(knob_reads_judge(&h, 5000), RECORD_UNREAD);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_record_sets), cmocka_unit_test(test_fdinfo),
                 cmocka_unit_test(test_writer),      cmocka_unit_test(test_writer_hostile),
-                cmocka_unit_test(test_record_is),
+                cmocka_unit_test(test_record_is),   cmocka_unit_test(test_reads_judge),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
