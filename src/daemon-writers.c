@@ -4,10 +4,12 @@
  * loop asks the same questions of both (daemon_writer_of() and the rest)
  * and does not know which is in force.
  *
- * The BPF write probe (write-probe.h) sees every write, through any sysfs
- * mount, and names its writer from the kernel as it writes: the corrector
- * thread reads the ring, corrects, and keeps each knob's last record here
- * for the loop. Nobody is ever held.
+ * The BPF write probe (write-probe.h) sees the writes its hook sees (on
+ * fexit and kprobes every write to a knob, through any sysfs mount), and
+ * names the writer from the kernel as it writes: the corrector thread
+ * reads the ring, corrects, and keeps each knob's last record here for the
+ * loop. Nobody is ever held. Where the daemon loads the source itself, it
+ * joins after the policy is in force (daemon_writers_join()).
  *
  * Else two fanotify groups mark every managed knob file
  * (writer-events.h): the gate (writer-gate.h), a process of its own, holds

@@ -11,6 +11,7 @@
 #     --write-probe-hook=auto on the command line wins over the policy's;
 #  3. a bad value, on the command line or in the policy: refused with one
 #     line naming it (file:line for the policy), exit 2 / 1, nothing written;
+#     a reload that changes the hook says so, and keeps the one in force;
 #  4. the policy is applied and READY=1 sent before the write source joins;
 #     with the loader held (SIGSTOP), a write through another sysfs mount
 #     (which raises no inotify event here) waits; when the loader goes on
@@ -112,6 +113,19 @@ expect_err "bad.conf:2: write_probe_hook: invalid value \\\\\"kprobes\\\\\" \(ex
 [ "$(thp_get enabled)" = always ] || fail "a refused policy changed enabled to $(thp_get enabled)"
 thp_set enabled madvise
 echo "bad hooks: refused with one line each, nothing written"
+
+# ---- 3b. A reload that changes the hook: said, the hook in force kept. ----
+daemon_start --write-source=auto
+before=$(grep -m1 'msg="write source: ' "$TMP/daemon.log")
+write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0;
+write_probe_hook = "syscall-exit"; thp = { enabled = "madvise"; };'
+kill -HUP "$DAEMON_PID"
+wait_log "thpguard.conf:2: write_probe_hook is now .\"?syscall-exit.\"?: it takes effect at the next start" 5
+[ "$(link_types "$DAEMON_PID" | grep -c '^raw_tracepoint$')" -eq 0 ] || fail "a reload attached the syscall tracepoints"
+[ "$(grep -c 'msg="write source: ' "$TMP/daemon.log")" -eq 1 ] || fail "a reload changed the write source"
+daemon_stop
+write_policy "$POLICY" 'recheck_interval = 3600; fight_threshold = 0; thp = { enabled = "madvise"; };'
+echo "a reload naming another hook: said where in the file, the source in force kept ($before)"
 
 # ---- 4. Enforced before the source joins; read again when it does. ----
 need_mount_ns
