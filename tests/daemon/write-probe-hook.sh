@@ -16,7 +16,10 @@
 #     with the loader held (SIGSTOP), a write through another sysfs mount
 #     (which raises no inotify event here) waits; when the loader goes on
 #     and the source joins, every knob is read again: the drift is corrected
-#     at once, not at the 3600 s recheck.
+#     at once, not at the 3600 s recheck;
+#  5. what the fd store passes in is taken only where it is what was asked
+#     for: another source or hook refuses the start with one line saying
+#     both; --write-source=none closes it.
 set -euo pipefail
 source "$SRCDIR/tests/lib/daemon.sh"
 : "${NOTIFY_LISTEN:?NOTIFY_LISTEN is not set: run this test through ctest}"
@@ -166,3 +169,25 @@ thp_wait_for enabled madvise 1 ||
 wait_event 1 corrected knob=enabled observed=always trigger=recheck
 daemon_stop
 echo "the policy applied and READY=1 before the source joined; the drift it could not see meanwhile corrected when it did"
+
+# ---- 5. What the fd store passes in against what the daemon is asked for. ----
+: "${UNIT_EXEC:?UNIT_EXEC is not set: run this test through ctest}"
+# The store's fanotify groups, the daemon asked for bpf: refused, both said.
+run "$UNIT_EXEC" --write-source=fanotify "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=bpf
+expect_rc 1 "fanotify passed in, --write-source=bpf asked for"
+expect_err 'not starting: the service.s file descriptor store holds the fanotify groups, but --write-source=bpf asks for another'
+# --write-source=none: what was passed in is closed, and the daemon runs without.
+daemon_start_cmd "$UNIT_EXEC" --write-source=fanotify "$THPGUARDD" --config "$POLICY" --log-target=console --write-source=none
+has_event write_source write_source=none || fail "--write-source=none with groups passed in: $(grep -m1 'write source' "$TMP/daemon.log")"
+daemon_stop
+if "$UNIT_EXEC" --write-source=bpf --write-probe-hook=syscall-exit true 2>/dev/null; then
+        run "$UNIT_EXEC" --write-source=bpf --write-probe-hook=syscall-exit "$THPGUARDD" --config "$POLICY" \
+                --log-target=console --write-probe-hook=kprobe
+        expect_rc 1 "the syscall-exit hook passed in, --write-probe-hook=kprobe asked for"
+        expect_err 'not starting: the service.s file descriptor store holds the BPF write probe on the syscall-exit hook, but --write-source=auto and write_probe_hook kprobe ask for another'
+        daemon_start_cmd "$UNIT_EXEC" --write-source=bpf --write-probe-hook=syscall-exit "$THPGUARDD" --config "$POLICY" \
+                --log-target=console --write-probe-hook=syscall-exit
+        has_event write_source write_source=bpf write_probe_hook=syscall-exit || fail "the matching hook passed in was not taken"
+        daemon_stop
+fi
+echo "the store's source against the one asked for: taken when it is, refused with both said when not, closed for none"
