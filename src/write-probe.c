@@ -279,11 +279,16 @@ bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, u
         return r->pidns == pidns && r->ns_tgid == pid;
 }
 
-/* "/a/b/c" from the leaf-first slots, "/..." in front when ancestors did not fit. */
-static void cgroup_path(const struct write_probe_record *r, char *buf, size_t size) {
+/*
+ * "/a/b/c" from the leaf-first slots, "/..." in front when ancestors did
+ * not fit, "..." after a name that filled its slot (the program cuts a
+ * longer one there). Returns whether anything is missing.
+ */
+static bool cgroup_path(const struct write_probe_record *r, char *buf, size_t size) {
         size_t at = 0;
         unsigned depth =
             r->cgroup_depth > WRITE_PROBE_CGROUP_DEPTH ? WRITE_PROBE_CGROUP_DEPTH : r->cgroup_depth;
+        bool cut = r->cgroup_truncated;
 
         buf[0] = '\0';
         if (r->cgroup_truncated && at + 4 < size) {
@@ -292,28 +297,45 @@ static void cgroup_path(const struct write_probe_record *r, char *buf, size_t si
         }
         for (unsigned i = depth; i-- > 0;) {
                 size_t n = strnlen(r->cgroup[i], WRITE_PROBE_CGROUP_NAME);
+                /* A NUL always ends what the program read: a name this long may have been longer. */
+                bool full = n >= WRITE_PROBE_CGROUP_NAME - 1;
 
-                if (at + 1 + n >= size)
+                if (at + 1 + n + (full ? 3 : 0) >= size) {
+                        cut = true;
                         break;
+                }
                 buf[at++] = '/';
                 memcpy(buf + at, r->cgroup[i], n);
                 at += n;
+                if (full) {
+                        memcpy(buf + at, "...", 3);
+                        at += 3;
+                        cut = true;
+                }
         }
         if (at == 0 && size > 1)
                 buf[at++] = '/';
         buf[at] = '\0';
+        return cut;
 }
 
 void write_probe_writer(const struct write_probe_record *r, Writer *ret) {
-        char path[WRITE_PROBE_CGROUP_DEPTH * (WRITE_PROBE_CGROUP_NAME + 1) + 8];
+        char path[WRITE_PROBE_CGROUP_DEPTH * (WRITE_PROBE_CGROUP_NAME + 4) + 8];
         Writer w = { .pid = (pid_t)r->tgid, .uid = r->euid, .uid_known = true, .netns = r->netns };
         size_t cmdline_len = r->cmdline_len > sizeof(r->cmdline) ? sizeof(r->cmdline) : r->cmdline_len;
 
         escape_printable(r->comm, strnlen(r->comm, sizeof(r->comm)), w.comm, sizeof(w.comm));
         if (cmdline_len > 0)
                 writer_set_cmdline(&w, r->cmdline, cmdline_len, cmdline_len == sizeof(r->cmdline));
-        cgroup_path(r, path, sizeof(path));
-        /* Escaped there, and each slot is the kernel's kernfs name, cut at the slot's end. */
-        writer_set_cgroup(&w, path);
+        /*
+         * Escaped there, and each slot is the kernel's kernfs name, cut at
+         * the slot's end. A path without its outer levels proves no owner:
+         * a process that may create cgroups (root in a privileged pod)
+         * names the ones below its own as it likes, another pod's included.
+         */
+        if (cgroup_path(r, path, sizeof(path)))
+                writer_set_cgroup_cut(&w, path);
+        else
+                writer_set_cgroup(&w, path);
         *ret = w;
 }

@@ -110,7 +110,10 @@ _hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret);
  * The writer a record names, every byte of it escaped: its pid as the node
  * numbers it (as the daemon numbers it when both share a PID namespace),
  * comm, command line, euid, cgroup path and from it unit, pod and
- * container, network namespace.
+ * container, network namespace. A path the program could not keep whole
+ * (more levels than WRITE_PROBE_CGROUP_DEPTH, or a name that filled its
+ * slot) is shown cut ("/.../b/c") with cgroup_truncated set, and names no
+ * unit, pod or container (writer_set_cgroup_cut()).
  */
 void write_probe_writer(const struct write_probe_record *r, Writer *ret);
 

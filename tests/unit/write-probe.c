@@ -88,7 +88,90 @@ static void test_writer(void **state) {
         assert_string_equal(w.owner.pod_uid, "1b2c3d4e-5f60-7a8b-9c0d-e1f2a3b4c5d6");
         assert_string_equal(w.owner.container_id,
                             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+        assert_false(w.cgroup_truncated);
         assert_false(w.exited);
+}
+
+static const char *field(const WriterFields *wf, const char *key) {
+        for (size_t i = 0; i < _WRITER_FIELD_MAX; i++)
+                if (strcmp(wf->field[i].key, key) == 0)
+                        return wf->field[i].value;
+        fail_msg("no field %s", key);
+        return NULL;
+}
+
+/*
+ * A writer 14 levels deep: its own pod's levels outside, and inside its
+ * container the levels it made itself, named like another pod's. The probe
+ * keeps the 10 innermost: they would name the other pod. A cut path names
+ * no unit, pod or container, says it was cut, and is still shown.
+ */
+static void test_writer_deep(void **state) {
+        const char *const inner[] = {
+                "leaf",
+                "n2",
+                "n1",
+                "cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope",
+                "kubepods-burstable-pod99999999_8888_7777_6666_555555555555.slice",
+                "kubepods-burstable.slice",
+                "kubepods.slice",
+                "nest4",
+                "nest3",
+                "nest2",
+        };
+        struct write_probe_record r = { .tgid = 31337, .cgroup_truncated = 1 };
+        char slot[WRITE_PROBE_CGROUP_NAME];
+        WriterFields wf;
+        Writer w;
+
+        set_cgroup(&r, inner, 10);
+        write_probe_writer(&r, &w);
+        assert_true(w.cgroup_truncated);
+        assert_string_equal(w.owner.pod_uid, "");
+        assert_string_equal(w.owner.container_id, "");
+        assert_string_equal(w.owner.unit, "");
+        assert_string_equal(
+            w.cgroup, "/.../nest2/nest3/nest4/kubepods.slice/kubepods-burstable.slice/"
+                      "kubepods-burstable-pod99999999_8888_7777_6666_555555555555.slice/"
+                      "cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210."
+                      "scope/n1/n2/leaf");
+        writer_fields(&w, &wf);
+        assert_string_equal(field(&wf, "THPGUARD_WRITER_CGROUP_TRUNCATED"), "1");
+        assert_null(field(&wf, "THPGUARD_WRITER_POD_UID"));
+        assert_null(field(&wf, "THPGUARD_WRITER_CONTAINER_ID"));
+        assert_null(field(&wf, "THPGUARD_WRITER_UNIT"));
+        assert_string_equal(field(&wf, "THPGUARD_WRITER_CGROUP"), w.cgroup);
+
+        /* The same levels whole (no ancestor left out): named, and not marked. */
+        r.cgroup_truncated = 0;
+        set_cgroup(&r, inner, 7);
+        write_probe_writer(&r, &w);
+        assert_false(w.cgroup_truncated);
+        assert_string_equal(w.owner.pod_uid, "99999999-8888-7777-6666-555555555555");
+        writer_fields(&w, &wf);
+        assert_null(field(&wf, "THPGUARD_WRITER_CGROUP_TRUNCATED"));
+
+        /*
+         * A name as long as its slot may have been cut there (the program
+         * keeps 111 bytes and a NUL): "...", and nothing named from it.
+         */
+        memset(slot, 'a', sizeof(slot) - 1);
+        slot[sizeof(slot) - 1] = '\0';
+        memcpy(slot, "kubepods.slice", strlen("kubepods.slice"));
+        snprintf(r.cgroup[6], sizeof(r.cgroup[6]), "%s", slot);
+        write_probe_writer(&r, &w);
+        assert_true(w.cgroup_truncated);
+        assert_string_equal(w.owner.pod_uid, "");
+        assert_string_equal(
+            w.cgroup + strlen("/kubepods.slice") + (sizeof(slot) - 1 - strlen("kubepods.slice")),
+            ".../kubepods-burstable.slice/"
+            "kubepods-burstable-pod99999999_8888_7777_6666_555555555555.slice/"
+            "cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210."
+            "scope/n1/n2/leaf");
+        /* One byte shorter is known whole. */
+        r.cgroup[6][sizeof(slot) - 2] = '\0';
+        write_probe_writer(&r, &w);
+        assert_false(w.cgroup_truncated);
 }
 
 static void test_writer_hostile(void **state) {
@@ -161,7 +244,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_record_sets), cmocka_unit_test(test_fdinfo),
                 cmocka_unit_test(test_writer),      cmocka_unit_test(test_writer_hostile),
-                cmocka_unit_test(test_record_is),
+                cmocka_unit_test(test_record_is),   cmocka_unit_test(test_writer_deep),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
