@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -240,11 +242,147 @@ static void test_record_sets(void **state) {
         assert_true(write_probe_record_sets(&r, KNOB_BOOL, "0"));
 }
 
+/*
+ * A ring of 4 KiB in plain memory, laid out as the kernel lays out its
+ * ring buffer and the reader maps it: the data twice over, so that what is
+ * written at pos & mask is also at size + (pos & mask).
+ */
+#define RING_SIZE    4096
+#define BUSY_BIT     (1U << 31)
+#define DISCARD_BIT  (1U << 30)
+#define RECORD_BYTES ((sizeof(struct write_probe_record) + 8 + 7) & ~(size_t)7)
+
+typedef struct TestRing {
+        unsigned long consumer, producer;
+        uint8_t data[2 * RING_SIZE];
+        WriteProbeRing ring;
+} TestRing;
+
+static void ring_init(TestRing *t, unsigned long at) {
+        memset(t, 0, sizeof(*t));
+        t->consumer = t->producer = at;
+        t->ring = (WriteProbeRing){ .consumer_pos = &t->consumer,
+                                    .producer_pos = &t->producer,
+                                    .data = t->data,
+                                    .size = RING_SIZE };
+}
+
+/* bytes at ring position pos, wrapping, in both copies. */
+static void ring_put(TestRing *t, unsigned long pos, const void *bytes, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                size_t at = (pos + i) & (RING_SIZE - 1);
+
+                t->data[at] = t->data[RING_SIZE + at] = ((const uint8_t *)bytes)[i];
+        }
+}
+
+/* A record the program reserves at the producer: its header says len and the bits; returns where it is. */
+static unsigned long ring_reserve(TestRing *t, uint32_t len, uint32_t bits,
+                                  const struct write_probe_record *r) {
+        unsigned long at = t->producer;
+        uint32_t header[2] = { len | bits, 0 };
+
+        ring_put(t, at, header, sizeof(header));
+        if (r)
+                ring_put(t, at + 8, r, len < sizeof(*r) ? len : sizeof(*r));
+        t->producer += (len + 8 + 7) & ~7U;
+        return at;
+}
+
+/* The program submits what it reserved at pos: the busy bit goes. */
+static void ring_submit(TestRing *t, unsigned long pos, uint32_t len) {
+        uint32_t header = len;
+
+        ring_put(t, pos, &header, sizeof(header));
+}
+
+static void test_ring(void **state) {
+        struct write_probe_record a = { .tgid = 1, .ino = 11 }, b = { .tgid = 2, .ino = 22 }, got;
+        _cleanup_free_ TestRing *t = malloc(sizeof(*t));
+        unsigned long busy;
+
+        assert_non_null(t);
+        ring_init(t, 0);
+        /* Empty. */
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 0);
+
+        /* One record, read once, the consumer past it. */
+        ring_reserve(t, sizeof(a), 0, &a);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 1);
+        assert_int_equal(t->consumer, RECORD_BYTES);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 0);
+
+        /*
+         * Reserved, not submitted: busy, the consumer stays, and the record
+         * behind it (already submitted) waits for it. Then both, in order.
+         */
+        busy = ring_reserve(t, sizeof(a), BUSY_BIT, &a);
+        ring_reserve(t, sizeof(b), 0, &b);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBUSY);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBUSY);
+        assert_int_equal(t->consumer, busy);
+        ring_submit(t, busy, sizeof(a));
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 1);
+        /* This one wrapped: its header at the ring's end, the record from its start. */
+        assert_true((t->consumer & (RING_SIZE - 1)) + RECORD_BYTES > RING_SIZE);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 2);
+        assert_int_equal(got.ino, 22);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 0);
+
+        /* Discarded, and one of a length the program never writes: skipped, the next one read. */
+        ring_reserve(t, sizeof(a), DISCARD_BIT, &a);
+        ring_reserve(t, 16, 0, NULL);
+        ring_reserve(t, sizeof(b), 0, &b);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 2);
+        assert_int_equal(t->consumer, t->producer);
+
+        /* A busy discarded record is still busy: where the next one starts is known only when it is done. */
+        ring_reserve(t, sizeof(a), BUSY_BIT | DISCARD_BIT, &a);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBUSY);
+}
+
+static void test_ring_bad_header(void **state) {
+        struct write_probe_record a = { .tgid = 1 }, got;
+        _cleanup_free_ TestRing *t = malloc(sizeof(*t));
+        unsigned long at;
+        uint32_t header;
+
+        assert_non_null(t);
+        /* Positions far from 0: they only grow, and the data is at pos & mask. */
+        ring_init(t, 7UL * RING_SIZE + 64);
+        /* A length past the ring: never read past it; the ring is given up to the producer, and not stopped
+         * on. */
+        at = ring_reserve(t, sizeof(a), 0, &a);
+        ring_reserve(t, sizeof(a), 0, &a);
+        header = RING_SIZE;
+        ring_put(t, at, &header, sizeof(header));
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBADMSG);
+        assert_int_equal(t->consumer, t->producer);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 0);
+
+        /* A record past what the producer reserved: the same. */
+        at = ring_reserve(t, 64, 0, NULL);
+        header = sizeof(a);
+        ring_put(t, at, &header, sizeof(header));
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBADMSG);
+        assert_int_equal(t->consumer, t->producer);
+
+        /* And then records are read again. */
+        ring_reserve(t, sizeof(a), 0, &a);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_record_sets), cmocka_unit_test(test_fdinfo),
                 cmocka_unit_test(test_writer),      cmocka_unit_test(test_writer_hostile),
                 cmocka_unit_test(test_record_is),   cmocka_unit_test(test_writer_deep),
+                cmocka_unit_test(test_ring),        cmocka_unit_test(test_ring_bad_header),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
