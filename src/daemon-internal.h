@@ -253,10 +253,12 @@ void daemon_open_writer_events(Daemon *d);
  * keeps each foreign write's record for its knob's record (not one of the
  * policy's own value), and marks in named the knobs written, in
  * other_mount those written through another sysfs superblock than ours
- * (which inotify never tells of). Returns how many records named a knob.
- * Never blocks.
+ * (which inotify never tells of). Returns how many records named a knob;
+ * *ret_busy: it stopped at a record reserved and not yet submitted, which
+ * keeps the ring's fd ready until it is in (write_probe_next()). Never
+ * blocks.
  */
-unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount);
+unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool *ret_busy);
 int daemon_write_probe_fd(const Daemon *d);
 int daemon_setup_writer_gate(Daemon *d);
 void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret);

@@ -60,11 +60,12 @@ _hot_ static bool same_superblock(const TrackedKnob *rt, uint32_t sb_dev) {
         return major(rt->marked_dev) == sb_dev >> 20 && minor(rt->marked_dev) == (sb_dev & 0xfffff);
 }
 
-_hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
+_hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool *ret_busy) {
         struct write_probe_record r;
         unsigned taken = 0;
+        int next;
 
-        while (write_probe_next(d->probe, &r) > 0) {
+        while ((next = write_probe_next(d->probe, &r)) > 0) {
                 const PolicyKnob *k;
                 size_t i;
 
@@ -99,6 +100,7 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
                 d->knobs[i].probe_seq++;
                 d->knobs[i].corrector_awaits_record = false;
         }
+        *ret_busy = next == -EBUSY;
         return taken;
 }
 
