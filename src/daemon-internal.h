@@ -188,8 +188,11 @@ struct Daemon {
         WriteProbe *probe;          /* read by the corrector thread, under the lock */
         uint32_t self_pidns;        /* our PID namespace's inode: our own writes are not foreign */
         uint64_t probe_lost;        /* records the ring had no room for (the corrector's, under the lock) */
-        bool probe_lost_logged;
-        int write_fd;     /* the write group, read when a record is written */
+        uint64_t probe_lost_noted;  /* probe_lost when the loop last saw it: the metric is that recent */
+        uint64_t probe_lost_logged; /* probe_lost at the last line that said so */
+        uint64_t probe_lost_logged_usec;   /* CLOCK_MONOTONIC of that line; 0: none yet */
+        sd_event_source *probe_lost_timer; /* the next line, held back by its rate limit: when it is due */
+        int write_fd;                      /* the write group, read when a record is written */
         int gate_fd;      /* the open group: opened by daemon_new() while it may, taken by the gate in
                              daemon_start() */
         WriterGate *gate; /* NULL: none, or it was lost */

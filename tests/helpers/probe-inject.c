@@ -28,7 +28,9 @@
  * preempted while it fills its record leaves at the ring's head; the
  * helper spins in the kernel meanwhile, preemption off, on one CPU), cpu=
  * (that CPU: the helper runs the record's program there, so that the test
- * keeps what it watches on the others). After each record
+ * keeps what it watches on the others), lost= (records the ring had no
+ * room for before this one, as the kernel's program counts them). After
+ * each record
  * the helper writes "ok quiet" or "ok wake" and "self=" the tgid the
  * daemon wrote into the config map to FIFO.ack ("error" if it could not).
  *
@@ -339,6 +341,8 @@ static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *
                         s.busy_ns = strtoull(v, NULL, 10) * 1000 * 1000;
                 else if (strcmp(kv, "cpu") == 0)
                         s.cpu = strtol(v, NULL, 10);
+                else if (strcmp(kv, "lost") == 0)
+                        s.record.lost = (__u32)strtoul(v, NULL, 10);
                 else
                         return -EINVAL;
         }

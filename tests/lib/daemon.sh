@@ -130,16 +130,17 @@ notify_listen_start() {
 
 # probe_inject_start [ARGS...]: thpguardd on $POLICY given a BPF write probe
 # of the test's own (tests/helpers/probe-inject.c: a real ring, link and
-# config map, whose records the test writes with probe_inject), with the
-# policy's knobs on the real sysfs; skips where the helper has no BPF.
+# config map, whose records the test writes with probe_inject), on the real
+# sysfs, or on the THP directory $PROBE_THP (a fixture's $T, with
+# --sysfs-root in ARGS); skips where the helper has no BPF.
 probe_inject_start() {
-        local rc=0
+        local rc=0 dir=${PROBE_THP:-$THP}
         : "${PROBE_INJECT:?PROBE_INJECT is not set: run this test through ctest}"
         mkfifo "$TMP/inject" "$TMP/inject.ack"
-        "$PROBE_INJECT" "$THP" "$TMP/inject" true 2>"$TMP/probe.err" || rc=$?
+        "$PROBE_INJECT" "$dir" "$TMP/inject" true 2>"$TMP/probe.err" || rc=$?
         [ "$rc" -ne 125 ] || skip "no BPF ring or program here: $(cat "$TMP/probe.err")"
         [ "$rc" -eq 0 ] || fail "probe-inject failed ($rc): $(cat "$TMP/probe.err")"
-        daemon_start_cmd "$PROBE_INJECT" "$THP" "$TMP/inject" "$THPGUARDD" --config "$POLICY" --log-target=console "$@"
+        daemon_start_cmd "$PROBE_INJECT" "$dir" "$TMP/inject" "$THPGUARDD" --config "$POLICY" --log-target=console "$@"
         has_event write_source write_source=bpf ||
                 fail "the daemon did not take the passed probe: $(grep -m1 'write source' "$TMP/daemon.log")"
 }
