@@ -113,9 +113,10 @@ static bool await_record(Daemon *d, size_t i) {
  * One batch of events, under the lock: inotify's in buf, and the probe's
  * records when the probe is in force. Every knob they name is corrected
  * before anything else is done. Returns whether we wrote; *ret_news,
- * whether the loop has anything to hear of it.
+ * whether the loop has anything to hear of it; *ret_ring_busy, whether the
+ * ring's next record is reserved and not yet submitted.
  */
-_hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_news) {
+_hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_news, bool *ret_ring_busy) {
         bool named[d->policy->n_knobs + 1], by_probe[d->policy->n_knobs + 1],
             other_mount[d->policy->n_knobs + 1], wrote = false;
         size_t offset = 0;
@@ -125,7 +126,8 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_
         memset(by_probe, 0, sizeof(by_probe));
         memset(other_mount, 0, sizeof(other_mount));
         /* Woken by the ring or not: a record that needed no wakeup may be in. */
-        *ret_news = (d->probe && daemon_probe_take(d, by_probe, other_mount) > 0) || n > 0;
+        *ret_ring_busy = false;
+        *ret_news = (d->probe && daemon_probe_take(d, by_probe, other_mount, ret_ring_busy) > 0) || n > 0;
         while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
                 d->corrector_overflow |= ev.overflow;
                 if (ev.dir)
@@ -184,24 +186,40 @@ static bool sleep_until(Daemon *d, uint64_t usec) {
 }
 
 /*
+ * A record reserved and not yet submitted keeps the ring's fd ready (the
+ * kernel's poll() counts what is reserved), yet nothing can be read before
+ * it is in: the ring is left out of the poll() set this long, so that the
+ * thread sleeps instead of spinning on it to its rate limit, while inotify
+ * still wakes it for a drift. The program fills a record in microseconds;
+ * one preempted on a preemptible kernel is looked at again each time.
+ */
+#define RING_BUSY_RETRY_MSEC 1
+
+/*
  * Waits for the next events on the watch, fd, into buf: a blocking read(),
  * or poll() on the watch and the gate's open notices or the probe's ring
  * too, for at most timeout_ms (-1: no limit) where there is a ring. A
- * notice only wakes us: next to the opener, about to write. 0: the watch
- * has nothing, the ring has something or the time is up.
+ * notice only wakes us: next to the opener, about to write. ring_busy: the
+ * ring's next record is not in yet: the ring is not polled, and looked at
+ * again after RING_BUSY_RETRY_MSEC at the latest. 0: the watch has nothing,
+ * the ring has something or the time is up.
  */
-_hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, int timeout_ms) {
+_hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, int timeout_ms,
+                                     bool ring_busy) {
+        int ring = daemon_write_probe_fd(d);
         struct pollfd p[4] = { { .fd = fd, .events = POLLIN },
                                { .fd = d->open_notice_fd, .events = POLLIN },
-                               { .fd = daemon_write_probe_fd(d), .events = POLLIN },
+                               { .fd = ring_busy ? -1 : ring, .events = POLLIN },
                                { .fd = d->corrector_wake_fd, .events = POLLIN } };
         char notices[64];
         uint64_t wakes;
         int n;
 
-        if (p[1].fd < 0 && p[2].fd < 0)
+        if (p[1].fd < 0 && ring < 0)
                 return read(fd, buf, size);
-        n = poll(p, ELEMENTSOF(p), p[2].fd >= 0 ? timeout_ms : -1);
+        if (ring >= 0 && ring_busy && (timeout_ms < 0 || timeout_ms > RING_BUSY_RETRY_MSEC))
+                timeout_ms = RING_BUSY_RETRY_MSEC;
+        n = poll(p, ELEMENTSOF(p), ring >= 0 ? timeout_ms : -1);
         if (n < 0)
                 return -1;
         if (p[1].revents & POLLIN)
@@ -209,7 +227,7 @@ _hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, 
         if (p[3].revents & POLLIN)
                 (void)!read(d->corrector_wake_fd, &wakes, sizeof(wakes));
         if (!(p[0].revents & POLLIN)) {
-                if (p[2].fd >= 0)
+                if (ring >= 0)
                         return 0;
                 errno = EINTR; /* nothing to read yet */
                 return -1;
@@ -279,6 +297,7 @@ _hot_ static void *corrector_main(void *userdata) {
         Daemon *d = userdata;
         int fd = watches_fd(d->watches);
         RecordAwait await = {};
+        bool ring_busy = false;
         sigset_t stop;
 
         /* For ps, top and the bench: the thread that corrects, apart from the loop. */
@@ -302,7 +321,7 @@ _hot_ static void *corrector_main(void *userdata) {
                 ssize_t n;
                 int error;
 
-                n = wait_for_events(d, fd, buf, sizeof(buf), await_timeout_msec(&await));
+                n = wait_for_events(d, fd, buf, sizeof(buf), await_timeout_msec(&await), ring_busy);
                 if (n < 0 && errno == EINTR)
                         continue;
                 atomic_store(&d->corrector_busy, true);
@@ -314,7 +333,7 @@ _hot_ static void *corrector_main(void *userdata) {
                 if (failed)
                         d->corrector_error = error;
                 else
-                        wrote = correct_batch(d, buf, (size_t)n, &news);
+                        wrote = correct_batch(d, buf, (size_t)n, &news, &ring_busy);
                 await_next(d, &await, now);
                 resume = ratelimit_count(&d->corrector_ratelimit, now);
                 atomic_store(&d->corrector_busy, false);

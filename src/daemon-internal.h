@@ -205,9 +205,12 @@ struct Daemon {
         uint64_t loader_started_usec; /* CLOCK_MONOTONIC */
         WriteProbe *probe;            /* read by the corrector thread, under the lock */
         uint32_t self_pidns;          /* our PID namespace's inode: our own writes are not foreign */
-        uint64_t probe_lost; /* records the ring had no room for (the corrector's, under the lock) */
-        bool probe_lost_logged;
-        int write_fd;     /* the write group, read when a record is written */
+        uint64_t probe_lost;        /* records the ring had no room for (the corrector's, under the lock) */
+        uint64_t probe_lost_noted;  /* probe_lost when the loop last saw it: the metric is that recent */
+        uint64_t probe_lost_logged; /* probe_lost at the last line that said so */
+        uint64_t probe_lost_logged_usec;   /* CLOCK_MONOTONIC of that line; 0: none yet */
+        sd_event_source *probe_lost_timer; /* the next line, held back by its rate limit: when it is due */
+        int write_fd;                      /* the write group, read when a record is written */
         int gate_fd;      /* the open group: opened by daemon_new() while it may, taken by the gate in
                              daemon_start() */
         WriterGate *gate; /* NULL: none, or it was lost */
@@ -289,10 +292,12 @@ int daemon_writers_join(Daemon *d);
  * keeps each foreign write's record for its knob's record (not one of the
  * policy's own value), and marks in named the knobs written, in
  * other_mount those written through another sysfs superblock than ours
- * (which inotify never tells of). Returns how many records named a knob.
- * Never blocks.
+ * (which inotify never tells of). Returns how many records named a knob;
+ * *ret_busy: it stopped at a record reserved and not yet submitted, which
+ * keeps the ring's fd ready until it is in (write_probe_next()). Never
+ * blocks.
  */
-unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount);
+unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool *ret_busy);
 int daemon_write_probe_fd(const Daemon *d);
 int daemon_setup_writer_gate(Daemon *d);
 void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret);

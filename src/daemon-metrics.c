@@ -63,6 +63,8 @@ void daemon_metrics_write(Daemon *d) {
                         .kernel = kernel,
                         .write_source = write_source_to_string(d->write_source),
                         .write_source_hook = d->write_source_hook,
+                        .write_probe = d->probe != NULL,
+                        .write_probe_lost = d->probe_lost,
                         .gate_up = d->gate != NULL,
                         .gate = d->gate || d->gate_lost ? &gate : NULL,
                 };

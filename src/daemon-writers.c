@@ -61,11 +61,12 @@ _hot_ static bool same_superblock(const TrackedKnob *rt, uint32_t sb_dev) {
         return major(rt->marked_dev) == sb_dev >> 20 && minor(rt->marked_dev) == (sb_dev & 0xfffff);
 }
 
-_hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
+_hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool *ret_busy) {
         struct write_probe_record r;
         unsigned taken = 0;
+        int next;
 
-        while (write_probe_next(d->probe, &r) > 0) {
+        while ((next = write_probe_next(d->probe, &r)) > 0) {
                 const PolicyKnob *k;
                 RecordVerdict verdict;
                 size_t i;
@@ -123,6 +124,7 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount) {
                 d->knobs[i].probe_seq++;
                 d->knobs[i].corrector_awaits_record = false;
         }
+        *ret_busy = next == -EBUSY;
         return taken;
 }
 
@@ -130,18 +132,66 @@ int daemon_write_probe_fd(const Daemon *d) {
         return d->probe ? write_probe_fd(d->probe) : -1;
 }
 
+/* The line about records the probe's ring had no room for comes at most this often; the metric has each. */
+#define PROBE_LOST_LOG_INTERVAL_USEC (60 * USEC_PER_SEC)
+
+static void note_probe_lost(Daemon *d);
+
+static int on_probe_lost_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        note_probe_lost(userdata);
+        return 0;
+}
+
+/*
+ * Records the ring had no room for, as the corrector counted them (under
+ * the lock): the metric is brought up to date, and one line says how many
+ * since the last such line and in all, at most once per
+ * PROBE_LOST_LOG_INTERVAL_USEC. One held back by that limit is written
+ * when it is over, by a timer, whatever happens meanwhile.
+ */
+static void note_probe_lost(Daemon *d) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC),
+                 due = d->probe_lost_logged_usec + PROBE_LOST_LOG_INTERVAL_USEC;
+        char since[24], total[24];
+        int r;
+
+        if (d->probe_lost != d->probe_lost_noted) {
+                d->probe_lost_noted = d->probe_lost;
+                d->metrics_dirty = true;
+        }
+        if (d->probe_lost == d->probe_lost_logged)
+                return;
+        if (d->probe_lost_logged_usec > 0 && now < due) {
+                if (!d->probe_lost_timer) {
+                        r = sd_event_add_time(d->event, &d->probe_lost_timer, CLOCK_MONOTONIC, due,
+                                              USEC_PER_SEC, on_probe_lost_timer, d);
+                        if (r >= 0)
+                                (void)sd_event_source_set_description(d->probe_lost_timer, "probe-lost-log");
+                } else
+                        r = event_arm_timer(d->probe_lost_timer, due);
+                if (r >= 0)
+                        return;
+                /* Without the timer the line might never come: now, then. */
+        }
+        snprintf(since, sizeof(since), "%" PRIu64, d->probe_lost - d->probe_lost_logged);
+        snprintf(total, sizeof(total), "%" PRIu64, d->probe_lost);
+        LogField f[] = { { "THPGUARD_PROBE_LOST", since }, { "THPGUARD_PROBE_LOST_TOTAL", total } };
+
+        log_event(&d->log, LOG_WARNING, NULL, f, ELEMENTSOF(f),
+                  "writes came faster than the BPF write probe's ring is read: %s%s not attributed to their "
+                  "writer (%s since thpguardd started); their drifts are still corrected, one through "
+                  "another sysfs mount by the next recheck at the latest",
+                  since, d->probe_lost_logged ? " more were" : " were", total);
+        d->probe_lost_logged = d->probe_lost;
+        d->probe_lost_logged_usec = now;
+}
+
 /* The probe's record of knob i's last foreign write, as the knob's writer (under the lock). */
 static void take_probe_record(Daemon *d, size_t i) {
         TrackedKnob *rt = &d->knobs[i];
         char label[WRITER_LABEL_MAX];
 
-        if (d->probe_lost > 0 && !d->probe_lost_logged) {
-                log_plain(&d->log, LOG_WARNING,
-                          "writes came faster than the BPF write probe's ring is read: %" PRIu64
-                          " were not attributed to their writer (they were corrected)",
-                          d->probe_lost);
-                d->probe_lost_logged = true;
-        }
+        note_probe_lost(d);
         if (rt->probe_taken_seq == rt->probe_seq)
                 return;
         rt->probe_taken_seq = rt->probe_seq;
@@ -717,6 +767,7 @@ void daemon_writers_free(Daemon *d) {
         d->loader = writer_loader_free(d->loader);
         writer_groups_close(&d->stored);
         d->probe = write_probe_free(d->probe);
+        d->probe_lost_timer = event_source_disable_unref(d->probe_lost_timer);
         d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
         d->gate_queue_source = event_source_disable_unref(d->gate_queue_source);
         d->gate_timer = event_source_disable_unref(d->gate_timer);

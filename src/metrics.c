@@ -228,6 +228,16 @@ int metrics_render(const MetricsSnapshot *s, FILE *f) {
                 sample(f, "thpguard_write_source", "source", s->write_source, "hook",
                        s->write_source_hook ? s->write_source_hook : "", 1);
         }
+        if (s->write_probe) {
+                family(
+                    f, "thpguard_write_probe_lost_records_total", "counter",
+                    "Writes the BPF write probe saw but had no room to record: its ring was full, writes "
+                    "came "
+                    "faster than it is read. Their writers are not named; their drifts are still corrected. "
+                    "Present while the probe is the write source.");
+                sample(f, "thpguard_write_probe_lost_records_total", NULL, NULL, NULL, NULL,
+                       s->write_probe_lost);
+        }
 
         if (s->kernel)
                 render_kernel(s->kernel, f);

@@ -308,7 +308,8 @@ static const int denied_syscalls[] = {
 /*
  * nr allowed only when its first argument, a pid, is self or also (when
  * not 0): kill(pid, ...) and tgkill(tgid, ...) to this process or the
- * child it may kill; the scheduler setters with 0, the calling thread.
+ * child it may kill; the scheduler setters with 0, the calling thread;
+ * prlimit64() with 0 or our own pid, this process. Any other pid: EPERM.
  */
 static size_t emit_self_only(struct sock_filter *f, int nr, pid_t self, pid_t also) {
         size_t n = 0;
@@ -325,7 +326,7 @@ static size_t emit_self_only(struct sock_filter *f, int nr, pid_t self, pid_t al
 
 static int seccomp_apply(pid_t also) {
 #ifdef SECCOMP_ARCH
-        struct sock_filter f[8 + 2 * ELEMENTSOF(denied_syscalls) + 5 * 7 + 8];
+        struct sock_filter f[8 + 2 * ELEMENTSOF(denied_syscalls) + 6 * 7 + 8];
         struct sock_fprog prog;
         size_t n = 0;
         pid_t self = getpid();
@@ -351,6 +352,13 @@ static int seccomp_apply(pid_t also) {
         n += emit_self_only(f + n, __NR_sched_setattr, 0, 0);
         n += emit_self_only(f + n, __NR_sched_setscheduler, 0, 0);
         n += emit_self_only(f + n, __NR_sched_setparam, 0, 0);
+        /*
+         * Our own limits only (glibc's getrlimit() and setrlimit() are
+         * prlimit64(0, ...)): another process of the same uid, which is
+         * every root process in a hostPID pod, is no business of ours, and
+         * the kernel asks no capability to set its RLIMIT_NOFILE to 1.
+         */
+        n += emit_self_only(f + n, __NR_prlimit64, 0, self);
 #ifndef __s390x__ /* s390's clone() has its flags second */
         f[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3);
         f[n++] = LOAD(ARG_LO(0));

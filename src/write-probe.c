@@ -175,9 +175,8 @@ struct WriteProbe {
         int config_fd;
         struct write_probe_config *config; /* mapped; NULL: none */
         size_t page;
-        unsigned long *consumer_pos;       /* the page we write */
-        const unsigned long *producer_pos; /* the kernel's */
-        const uint8_t *data;               /* mapped twice over, so a record that wraps reads whole */
+        WriteProbeRing
+            ring; /* its consumer page is ours to write, the producer page and data the kernel's */
         size_t producer_map_bytes;
 };
 
@@ -213,7 +212,8 @@ int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
                 write_probe_free(p);
                 return r;
         }
-        p->consumer_pos = c;
+        p->ring.consumer_pos = c;
+        p->ring.size = WRITE_PROBE_RING_BYTES;
         p->producer_map_bytes = p->page + 2 * (size_t)WRITE_PROBE_RING_BYTES;
         prod = mmap(NULL, p->producer_map_bytes, PROT_READ, MAP_SHARED, ring_fd, (off_t)p->page);
         if (prod == MAP_FAILED) {
@@ -222,8 +222,8 @@ int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
                 write_probe_free(p);
                 return r;
         }
-        p->producer_pos = prod;
-        p->data = (const uint8_t *)prod + p->page;
+        p->ring.producer_pos = prod;
+        p->ring.data = (const uint8_t *)prod + p->page;
         *ret = p;
         return 0;
 }
@@ -231,10 +231,10 @@ int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
 WriteProbe *write_probe_free(WriteProbe *p) {
         if (!p)
                 return NULL;
-        if (p->producer_pos)
-                munmap((void *)p->producer_pos, p->producer_map_bytes);
-        if (p->consumer_pos)
-                munmap(p->consumer_pos, p->page);
+        if (p->ring.producer_pos)
+                munmap((void *)p->ring.producer_pos, p->producer_map_bytes);
+        if (p->ring.consumer_pos)
+                munmap(p->ring.consumer_pos, p->page);
         if (p->config)
                 munmap(p->config, p->page);
         if (p->config_fd >= 0)
@@ -264,35 +264,58 @@ void write_probe_quiet_superblock(WriteProbe *p, dev_t dev) {
                                  __ATOMIC_RELEASE);
 }
 
-_hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret) {
-        const size_t mask = WRITE_PROBE_RING_BYTES - 1;
-        unsigned long cons = __atomic_load_n(p->consumer_pos, __ATOMIC_ACQUIRE);
+/*
+ * The kernel's ring (kernel/bpf/ringbuf.c): an 8-byte header before each
+ * record, its length with the busy and discard bits and the record's page
+ * offset, the record rounded up to 8 bytes. A record is reserved busy,
+ * with the producer position already past it, and the bit is cleared when
+ * it is submitted; positions only grow, the data is at pos & (size - 1).
+ */
+_hot_ int write_probe_ring_next(WriteProbeRing *ring, struct write_probe_record *ret) {
+        const size_t mask = ring->size - 1;
+        unsigned long cons = __atomic_load_n(ring->consumer_pos, __ATOMIC_ACQUIRE);
 
         for (;;) {
-                unsigned long prod = __atomic_load_n(p->producer_pos, __ATOMIC_ACQUIRE);
+                unsigned long prod = __atomic_load_n(ring->producer_pos, __ATOMIC_ACQUIRE);
                 const uint32_t *header;
-                uint32_t len, bytes;
+                uint32_t len;
+                size_t bytes;
                 bool take;
 
                 if (cons >= prod)
                         return 0;
-                header = (const uint32_t *)(p->data + (cons & mask));
+                header = (const uint32_t *)(ring->data + (cons & mask));
                 len = __atomic_load_n(header, __ATOMIC_ACQUIRE);
-                if (len & RINGBUF_BUSY_BIT) /* reserved, not submitted yet */
-                        return 0;
+                /* Reserved, not submitted yet: it stays the next, and the ring reads as ready until it is
+                 * in. */
+                if (len & RINGBUF_BUSY_BIT)
+                        return -EBUSY;
                 take = !(len & RINGBUF_DISCARD_BIT);
                 len &= ~(RINGBUF_BUSY_BIT | RINGBUF_DISCARD_BIT);
-                if (len > WRITE_PROBE_RING_BYTES) /* not the kernel's: stop rather than read past the ring */
-                        return 0;
-                bytes = (len + RINGBUF_HEADER_BYTES + 7) & ~7U;
+                bytes = ((size_t)len + RINGBUF_HEADER_BYTES + 7) & ~(size_t)7;
+                /*
+                 * Not the kernel's: a record longer than the ring, or past
+                 * what the producer has reserved. Where the next one starts
+                 * cannot be known: what is in the ring is given up, so that
+                 * the reader goes on with what comes next instead of
+                 * stopping here for good while poll() says ready.
+                 */
+                if (bytes > ring->size || bytes > prod - cons) {
+                        __atomic_store_n(ring->consumer_pos, prod, __ATOMIC_RELEASE);
+                        return -EBADMSG;
+                }
                 take = take && len == sizeof(*ret);
                 if (take)
                         memcpy(ret, (const uint8_t *)header + RINGBUF_HEADER_BYTES, sizeof(*ret));
                 cons += bytes;
-                __atomic_store_n(p->consumer_pos, cons, __ATOMIC_RELEASE);
+                __atomic_store_n(ring->consumer_pos, cons, __ATOMIC_RELEASE);
                 if (take)
                         return 1;
         }
+}
+
+_hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret) {
+        return write_probe_ring_next(&p->ring, ret);
 }
 
 bool write_probe_record_sets(const struct write_probe_record *r, KnobType type, const char *word) {
@@ -329,11 +352,16 @@ bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, u
         return r->pidns == pidns && r->ns_tgid == pid;
 }
 
-/* "/a/b/c" from the leaf-first slots, "/..." in front when ancestors did not fit. */
-static void cgroup_path(const struct write_probe_record *r, char *buf, size_t size) {
+/*
+ * "/a/b/c" from the leaf-first slots, "/..." in front when ancestors did
+ * not fit, "..." after a name that filled its slot (the program cuts a
+ * longer one there). Returns whether anything is missing.
+ */
+static bool cgroup_path(const struct write_probe_record *r, char *buf, size_t size) {
         size_t at = 0;
         unsigned depth =
             r->cgroup_depth > WRITE_PROBE_CGROUP_DEPTH ? WRITE_PROBE_CGROUP_DEPTH : r->cgroup_depth;
+        bool cut = r->cgroup_truncated;
 
         buf[0] = '\0';
         if (r->cgroup_truncated && at + 4 < size) {
@@ -342,28 +370,45 @@ static void cgroup_path(const struct write_probe_record *r, char *buf, size_t si
         }
         for (unsigned i = depth; i-- > 0;) {
                 size_t n = strnlen(r->cgroup[i], WRITE_PROBE_CGROUP_NAME);
+                /* A NUL always ends what the program read: a name this long may have been longer. */
+                bool full = n >= WRITE_PROBE_CGROUP_NAME - 1;
 
-                if (at + 1 + n >= size)
+                if (at + 1 + n + (full ? 3 : 0) >= size) {
+                        cut = true;
                         break;
+                }
                 buf[at++] = '/';
                 memcpy(buf + at, r->cgroup[i], n);
                 at += n;
+                if (full) {
+                        memcpy(buf + at, "...", 3);
+                        at += 3;
+                        cut = true;
+                }
         }
         if (at == 0 && size > 1)
                 buf[at++] = '/';
         buf[at] = '\0';
+        return cut;
 }
 
 void write_probe_writer(const struct write_probe_record *r, Writer *ret) {
-        char path[WRITE_PROBE_CGROUP_DEPTH * (WRITE_PROBE_CGROUP_NAME + 1) + 8];
+        char path[WRITE_PROBE_CGROUP_DEPTH * (WRITE_PROBE_CGROUP_NAME + 4) + 8];
         Writer w = { .pid = (pid_t)r->tgid, .uid = r->euid, .uid_known = true, .netns = r->netns };
         size_t cmdline_len = r->cmdline_len > sizeof(r->cmdline) ? sizeof(r->cmdline) : r->cmdline_len;
 
         escape_printable(r->comm, strnlen(r->comm, sizeof(r->comm)), w.comm, sizeof(w.comm));
         if (cmdline_len > 0)
                 writer_set_cmdline(&w, r->cmdline, cmdline_len, cmdline_len == sizeof(r->cmdline));
-        cgroup_path(r, path, sizeof(path));
-        /* Escaped there, and each slot is the kernel's kernfs name, cut at the slot's end. */
-        writer_set_cgroup(&w, path);
+        /*
+         * Escaped there, and each slot is the kernel's kernfs name, cut at
+         * the slot's end. A path without its outer levels proves no owner:
+         * a process that may create cgroups (root in a privileged pod)
+         * names the ones below its own as it likes, another pod's included.
+         */
+        if (cgroup_path(r, path, sizeof(path)))
+                writer_set_cgroup_cut(&w, path);
+        else
+                writer_set_cgroup(&w, path);
         *ret = w;
 }

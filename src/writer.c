@@ -57,10 +57,21 @@ void writer_read_cmdline(int dirfd, Writer *w) {
         writer_set_cmdline(w, raw, (size_t)n, (size_t)n == sizeof(raw));
 }
 
-void writer_set_cgroup(Writer *w, const char *path) {
-        cgroup_owner_from_path(path, &w->owner);
+static void set_cgroup_text(Writer *w, const char *path) {
         if (!escape_printable(path, strlen(path), w->cgroup, sizeof(w->cgroup) - 3))
                 strcat(w->cgroup, "...");
+}
+
+void writer_set_cgroup(Writer *w, const char *path) {
+        cgroup_owner_from_path(path, &w->owner);
+        w->cgroup_truncated = false;
+        set_cgroup_text(w, path);
+}
+
+void writer_set_cgroup_cut(Writer *w, const char *path) {
+        w->owner = (CgroupOwner){};
+        w->cgroup_truncated = true;
+        set_cgroup_text(w, path);
 }
 
 static void read_cgroup(int dirfd, Writer *w) {
@@ -226,6 +237,7 @@ void writer_fields(const Writer *w, WriterFields *ret) {
                 [WRITER_FIELD_POD_UID] = WRITER_JOURNAL_POD_UID,
                 [WRITER_FIELD_CONTAINER_ID] = WRITER_JOURNAL_CONTAINER_ID,
                 [WRITER_FIELD_NETNS] = WRITER_JOURNAL_NETNS,
+                [WRITER_FIELD_CGROUP_TRUNCATED] = WRITER_JOURNAL_CGROUP_TRUNCATED,
         };
         const char *value[_WRITER_FIELD_MAX] = {};
 
@@ -237,6 +249,7 @@ void writer_fields(const Writer *w, WriterFields *ret) {
                         value[WRITER_FIELD_PID] = ret->pid;
                 }
                 value[WRITER_FIELD_EXITED] = w->exited ? "1" : NULL;
+                value[WRITER_FIELD_CGROUP_TRUNCATED] = w->cgroup_truncated ? "1" : NULL;
                 if (w->netns > 0) {
                         snprintf(ret->netns, sizeof(ret->netns), "%" PRIu64, w->netns);
                         value[WRITER_FIELD_NETNS] = ret->netns;

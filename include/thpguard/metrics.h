@@ -45,6 +45,8 @@ typedef struct MetricsSnapshot {
         const MetricsKernel *kernel;   /* NULL: no kernel metrics */
         const char *write_source;      /* in force: "bpf", "fanotify", "none" (write-source.h); NULL: none */
         const char *write_source_hook; /* the probe's hook ("fexit", "syscall-exit"); "" if unknown */
+        bool write_probe;              /* the BPF write probe is in force: its lost records are exported */
+        uint64_t write_probe_lost;     /* records its ring had no room for, since startup */
         bool gate_up;                  /* the writer gate runs */
         const WriterGateCounters *gate; /* NULL: no writer gate ever ran */
 } MetricsSnapshot;

@@ -118,15 +118,46 @@ void write_probe_skip_writer(WriteProbe *p, uint32_t tgid);
 
 /*
  * The next record, copied out of the ring into *ret: 1; 0 when the ring is
- * empty. A record the program did not write (any other length) is skipped.
+ * empty. A record the program did not write (any other length) is skipped,
+ * and so is one it discarded.
+ *
+ * -EBUSY: the next record is reserved and not submitted yet (the program
+ * is still writing it, or was preempted doing so): nothing after it can
+ * be read before it is in, and until then poll() says the ring is ready.
+ * The caller must not poll() the ring again at once, or it spins: it
+ * looks again a little later (daemon-corrector.c: after 1 ms).
+ *
+ * -EBADMSG: a header no kernel writes (a record longer than the ring or
+ * past what was reserved): what is in the ring is skipped, up to the
+ * producer, so that the reader never stops on it for good.
  */
 _hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret);
+
+/*
+ * The ring write_probe_next() reads, as plain memory, for the reader and
+ * its tests: the consumer position the reader writes, the producer
+ * position and the data it only reads, mapped twice over (data[i] and
+ * data[size + i] are the same byte, so that a record that wraps reads
+ * whole). size is a power of two.
+ */
+typedef struct WriteProbeRing {
+        unsigned long *consumer_pos;
+        const unsigned long *producer_pos;
+        const uint8_t *data;
+        size_t size;
+} WriteProbeRing;
+
+/* write_probe_next() of ring. */
+_hot_ int write_probe_ring_next(WriteProbeRing *ring, struct write_probe_record *ret);
 
 /*
  * The writer a record names, every byte of it escaped: its pid as the node
  * numbers it (as the daemon numbers it when both share a PID namespace),
  * comm, command line, euid, cgroup path and from it unit, pod and
- * container, network namespace.
+ * container, network namespace. A path the program could not keep whole
+ * (more levels than WRITE_PROBE_CGROUP_DEPTH, or a name that filled its
+ * slot) is shown cut ("/.../b/c") with cgroup_truncated set, and names no
+ * unit, pod or container (writer_set_cgroup_cut()).
  */
 void write_probe_writer(const struct write_probe_record *r, Writer *ret);
 

@@ -30,6 +30,13 @@ typedef struct Writer {
         char exe[WRITER_EXE_MAX];         /* "" where the kernel does not show it to us */
         char cmdline[WRITER_CMDLINE_MAX]; /* argv joined by spaces, "..." if cut */
         char cgroup[CGROUP_PATH_MAX];     /* "" if unknown */
+        /*
+         * cgroup holds only the innermost levels ("/..." in front: the BPF
+         * write probe keeps so many), and owner is empty: the levels a
+         * process can create below its own are named as it likes, and only
+         * the outer ones would say whose it is (writer_set_cgroup_cut()).
+         */
+        bool cgroup_truncated;
         CgroupOwner owner;
         /*
          * The inode number of its network namespace (what `readlink
@@ -70,6 +77,15 @@ void writer_set_cmdline(Writer *w, const char *argv, size_t len, bool cut);
 
 /* w->cgroup, escaped, and w->owner from the whole of path (cgroup_owner_from_path()). */
 void writer_set_cgroup(Writer *w, const char *path);
+
+/*
+ * w->cgroup, escaped, from a path whose outer levels are missing (or one
+ * of whose names may be cut): shown, with cgroup_truncated set, and no unit,
+ * pod or container named from it. A writer nested deeper than what is kept,
+ * with inner levels named like another pod's, would otherwise be named as
+ * that pod.
+ */
+void writer_set_cgroup_cut(Writer *w, const char *path);
 
 /*
  * writer_open_pid() and writer_read_identity() below proc_root, without
@@ -130,11 +146,14 @@ void writer_describe(const Writer *w, char *buf, size_t size);
 #define WRITER_JOURNAL_POD_UID      "THPGUARD_WRITER_POD_UID"
 #define WRITER_JOURNAL_CONTAINER_ID "THPGUARD_WRITER_CONTAINER_ID"
 #define WRITER_JOURNAL_NETNS        "THPGUARD_WRITER_NETNS"
+/* "1": the cgroup path is its innermost levels only, and names no unit, pod or container. */
+#define WRITER_JOURNAL_CGROUP_TRUNCATED "THPGUARD_WRITER_CGROUP_TRUNCATED"
 
 /*
  * Their order in a record: who first (label, pid, comm, uid, unit, pod,
- * container, network namespace), what the writer chooses and may make long last. A field with
- * nothing to say has a NULL value.
+ * container, network namespace, whether the cgroup path was cut), what the
+ * writer chooses and may make long last. A field with nothing to say has a
+ * NULL value.
  */
 enum {
         WRITER_FIELD_LABEL,
@@ -146,13 +165,14 @@ enum {
         WRITER_FIELD_POD_UID,
         WRITER_FIELD_CONTAINER_ID,
         WRITER_FIELD_NETNS,
+        WRITER_FIELD_CGROUP_TRUNCATED,
         WRITER_FIELD_EXE,
         WRITER_FIELD_CMDLINE,
         WRITER_FIELD_CGROUP,
         _WRITER_FIELD_MAX,
 };
 
-_Static_assert(_WRITER_FIELD_MAX == 12, "WRITER_FIELDS() lists every field");
+_Static_assert(_WRITER_FIELD_MAX == 13, "WRITER_FIELDS() lists every field");
 
 typedef struct WriterFields {
         LogField field[_WRITER_FIELD_MAX];
@@ -165,7 +185,8 @@ typedef struct WriterFields {
 /* The fields in a LogField array initializer: { ..., WRITER_FIELDS(wf) }. */
 #define WRITER_FIELDS(wf)                                                                                   \
         (wf).field[0], (wf).field[1], (wf).field[2], (wf).field[3], (wf).field[4], (wf).field[5],           \
-            (wf).field[6], (wf).field[7], (wf).field[8], (wf).field[9], (wf).field[10], (wf).field[11]
+            (wf).field[6], (wf).field[7], (wf).field[8], (wf).field[9], (wf).field[10], (wf).field[11],     \
+            (wf).field[12]
 
 /* Fills ret->field[] (pointing into w and ret); w == NULL gives all-NULL values. */
 void writer_fields(const Writer *w, WriterFields *ret);

@@ -27,11 +27,13 @@ typedef enum ProcFile {
         PROC_FILE_STATUS,
         PROC_FILE_SMAPS_ROLLUP,
         PROC_FILE_STAT,
+        PROC_FILE_SMAPS,
 } ProcFile;
 
 typedef struct Request {
         uint64_t pid;
         ProcFile file;
+        uint64_t top_n; /* PROC_FILE_SMAPS */
 } Request;
 
 /* What the child parsed: r, then on success the struct of the file asked for. */
@@ -41,6 +43,7 @@ typedef struct Response {
                 ProcStatus status;
                 ProcSmapsRollup rollup;
                 ProcStat stat;
+                ProcSmaps smaps;
         };
 } Response;
 
@@ -50,6 +53,8 @@ static size_t response_size(ProcFile file) {
                 return offsetof(Response, status) + sizeof(ProcStatus);
         case PROC_FILE_SMAPS_ROLLUP:
                 return offsetof(Response, rollup) + sizeof(ProcSmapsRollup);
+        case PROC_FILE_SMAPS:
+                return offsetof(Response, smaps) + sizeof(ProcSmaps);
         default:
                 return offsetof(Response, stat) + sizeof(ProcStat);
         }
@@ -69,6 +74,9 @@ __attribute__((noreturn)) static void serve(const char *proc_root, int fd) {
                         break;
                 case PROC_FILE_SMAPS_ROLLUP:
                         a.r = procfs_read_smaps_rollup(proc_root, q.pid, &a.rollup);
+                        break;
+                case PROC_FILE_SMAPS:
+                        a.r = procfs_read_smaps(proc_root, q.pid, (size_t)q.top_n, &a.smaps);
                         break;
                 default:
                         a.r = procfs_read_stat(proc_root, q.pid, &a.stat);
@@ -166,8 +174,8 @@ static int read_until(int fd, void *p, size_t size, uint64_t deadline) {
 }
 
 /* One request to the child, a new one if none runs; its answer in *ret (a Response). */
-static int bounded_read(CtlBoundedReader *r, uint64_t pid, ProcFile file, Response *ret) {
-        Request q = { .pid = pid, .file = file };
+static int bounded_read(CtlBoundedReader *r, uint64_t pid, ProcFile file, size_t top_n, Response *ret) {
+        Request q = { .pid = pid, .file = file, .top_n = top_n };
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + r->deadline_usec;
         int k;
 
@@ -194,7 +202,7 @@ static int bounded_read(CtlBoundedReader *r, uint64_t pid, ProcFile file, Respon
 
 int ctl_bounded_read_status(CtlBoundedReader *r, uint64_t pid, ProcStatus *ret) {
         Response a;
-        int k = bounded_read(r, pid, PROC_FILE_STATUS, &a);
+        int k = bounded_read(r, pid, PROC_FILE_STATUS, 0, &a);
 
         if (k >= 0)
                 *ret = a.status;
@@ -203,7 +211,7 @@ int ctl_bounded_read_status(CtlBoundedReader *r, uint64_t pid, ProcStatus *ret) 
 
 int ctl_bounded_read_smaps_rollup(CtlBoundedReader *r, uint64_t pid, ProcSmapsRollup *ret) {
         Response a;
-        int k = bounded_read(r, pid, PROC_FILE_SMAPS_ROLLUP, &a);
+        int k = bounded_read(r, pid, PROC_FILE_SMAPS_ROLLUP, 0, &a);
 
         if (k >= 0)
                 *ret = a.rollup;
@@ -212,9 +220,18 @@ int ctl_bounded_read_smaps_rollup(CtlBoundedReader *r, uint64_t pid, ProcSmapsRo
 
 int ctl_bounded_read_stat(CtlBoundedReader *r, uint64_t pid, ProcStat *ret) {
         Response a;
-        int k = bounded_read(r, pid, PROC_FILE_STAT, &a);
+        int k = bounded_read(r, pid, PROC_FILE_STAT, 0, &a);
 
         if (k >= 0)
                 *ret = a.stat;
+        return k;
+}
+
+int ctl_bounded_read_smaps(CtlBoundedReader *r, uint64_t pid, size_t top_n, ProcSmaps *ret) {
+        Response a;
+        int k = bounded_read(r, pid, PROC_FILE_SMAPS, top_n, &a);
+
+        if (k >= 0)
+                *ret = a.smaps;
         return k;
 }

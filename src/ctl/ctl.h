@@ -29,6 +29,7 @@ enum {
         CTL_EXIT_FAILURE = 1, /* a source the command needs is missing or unreadable */
         CTL_EXIT_USAGE = 2,
         CTL_EXIT_NO_JOURNAL = 3, /* writers: this node has no systemd journal to read */
+        CTL_EXIT_STALLED = 4,    /* pid: some of the process's files did not answer in time */
         /* exec only, as env(1) and chroot(1) do; otherwise the command's own status */
         CTL_EXIT_EXEC_FAILED = 125,
         CTL_EXIT_EXEC_CANNOT_RUN = 126,
@@ -272,10 +273,16 @@ typedef enum CtlLanguageRuntime {
 typedef struct CtlPid {
         uint64_t pid;
         ProcStatus status;
+        /*
+         * -ETIMEDOUT: did not answer within CTL_PID_READ_DEADLINE_USEC (the
+         * process holds its own memory lock); smaps is then not read at all,
+         * being behind the same lock, and its error is -ETIMEDOUT too.
+         */
         int rollup_error;
         ProcSmapsRollup rollup;
         int smaps_error;
         ProcSmaps *smaps;
+        bool stalled; /* a read timed out: what is missing is said, and the exit status is 4 */
         CtlLanguageRuntime language_runtime;
         char exe[256];                                        /* readlink of exe, sanitized; "" if unknown */
         char enabled[KNOB_VALUE_MAX], defrag[KNOB_VALUE_MAX]; /* system-wide, "" if unknown */
@@ -285,6 +292,13 @@ typedef struct CtlPid {
 
 int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid, size_t top, CtlPid *ret);
 void ctl_pid_done(CtlPid *p);
+
+/*
+ * Why one of the process's files could not be read (a ctl_pid_collect()
+ * error, rollup_error or smaps_error), into buf; returns buf.
+ */
+#define CTL_PID_READ_ERROR_MAX 128
+const char *ctl_pid_read_error(int r, char *buf, size_t size);
 
 /* ---- language runtime (language-runtime.c) ------------------------------ */
 

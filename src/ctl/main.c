@@ -87,7 +87,8 @@ static void help(void) {
             "\n"
             "Exit status: 0 success; 1 a file the command needs is missing or unreadable (the THP\n"
             "sysfs directory, the proc root, the process, a --config given explicitly, or the\n"
-            "journal for writers); 2 usage; 3 writers: no systemd journal on this node.\n"
+            "journal for writers); 2 usage; 3 writers: no systemd journal on this node; 4 pid:\n"
+            "the process's smaps_rollup or smaps did not answer in time (the rest is printed).\n"
             "exec: the command's own status, or 125 if the THP mode could not be set, 126 if the\n"
             "command cannot run, 127 if it was not found.\n"
             "See thpguardctl(1).\n",
@@ -409,6 +410,7 @@ static int run_workloads(const CtlArgs *a) {
 
 static int run_pid(const CtlArgs *a) {
         _cleanup_(ctl_pid_done) CtlPid p = {};
+        char why[CTL_PID_READ_ERROR_MAX];
 
         if (ctl_pid_collect(a->status.proc_root, a->status.sysfs_root, a->pid, a->status.top, &p) < 0)
                 return CTL_EXIT_FAILURE;
@@ -419,7 +421,16 @@ static int run_pid(const CtlArgs *a) {
                 }
         } else
                 ctl_pid_print_text(stdout, &p);
-        return CTL_EXIT_OK;
+        if (!p.stalled)
+                return CTL_EXIT_OK;
+        /* What is printed is only part of the answer: said on stderr too, for --json and scripts. */
+        fflush(stdout);
+        fprintf(stderr, "thpguardctl: pid %" PRIu64 ": %s %s; %s not read\n", a->pid,
+                p.rollup_error == -ETIMEDOUT ? "smaps_rollup" : "smaps",
+                ctl_pid_read_error(-ETIMEDOUT, why, sizeof(why)),
+                p.rollup_error == -ETIMEDOUT ? "its Rss, AnonHugePages and mappings were"
+                                             : "its mappings were");
+        return CTL_EXIT_STALLED;
 }
 
 int main(int argc, char **argv) {

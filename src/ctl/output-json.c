@@ -302,6 +302,7 @@ int ctl_status_print_json(FILE *f, const CtlNode *n) {
 int ctl_pid_print_json(FILE *f, const CtlPid *p) {
         _cleanup_(json_object_putp) json_object *root = json_object_new_object();
         const ProcSmaps *m = p->smaps;
+        char why[CTL_PID_READ_ERROR_MAX];
 
         if (!root)
                 return -ENOMEM;
@@ -313,8 +314,12 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
         add(root, "enabled", str_or_null(p->enabled));
         add(root, "defrag", str_or_null(p->defrag));
         add(root, "verdict", json_string_utf8(p->verdict));
+        add(root, "stalled", json_object_new_boolean(p->stalled));
         if (p->rollup_error >= 0)
                 rollup_fields(root, &p->rollup);
+        else
+                add(root, "smaps_rollup_error",
+                    json_string_utf8(ctl_pid_read_error(p->rollup_error, why, sizeof(why))));
         add(root, "vm_rss_kb", u64_or_null(p->status.vm_rss_kb));
         add(root, "runtime", json_object_new_string(ctl_language_runtime_to_string(p->language_runtime)));
         add(root, "compare_with", json_string_utf8(p->compare_with));
@@ -354,7 +359,8 @@ int ctl_pid_print_json(FILE *f, const CtlPid *p) {
                         json_object_put(top);
                 }
         } else
-                add(root, "smaps_error", json_string_utf8(strerror(-p->smaps_error)));
+                add(root, "smaps_error",
+                    json_string_utf8(ctl_pid_read_error(p->smaps_error, why, sizeof(why))));
         return print_doc(f, root);
 }
 

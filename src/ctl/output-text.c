@@ -295,14 +295,15 @@ void ctl_status_print_text(FILE *f, const CtlNode *node) {
 
 void ctl_pid_print_text(FILE *f, const CtlPid *p) {
         const ProcSmaps *m = p->smaps;
-        char a[32], b[32], pct[16];
+        char a[32], b[32], pct[16], why[CTL_PID_READ_ERROR_MAX];
 
         fprintf(f, "PID %" PRIu64 " (%s)%s%s\n", p->pid, p->status.name, p->exe[0] ? " " : "", p->exe);
         fprintf(f, "  %s\n", p->verdict);
         if (p->status.kthread == 1)
                 return;
         if (p->rollup_error < 0)
-                fprintf(f, "  smaps_rollup: cannot read: %s\n", strerror(-p->rollup_error));
+                fprintf(f, "  smaps_rollup: cannot read: %s\n",
+                        ctl_pid_read_error(p->rollup_error, why, sizeof(why)));
         else {
                 fprintf(f, "  Rss %s, Pss %s", kb(p->rollup.rss_kb, a, sizeof(a)),
                         kb(p->rollup.pss_kb, b, sizeof(b)));
@@ -319,8 +320,11 @@ void ctl_pid_print_text(FILE *f, const CtlPid *p) {
                 : p->status.thp_enabled   ? "1"
                                           : "0 (prctl PR_SET_THP_DISABLE)",
                 p->enabled[0] ? p->enabled : "-", p->defrag[0] ? p->defrag : "-");
-        if (!m) {
-                fprintf(f, "  smaps: cannot read: %s\n", strerror(-p->smaps_error));
+        if (!m && p->rollup_error == -ETIMEDOUT) {
+                fprintf(f, "  smaps: not read: it waits for the same lock as smaps_rollup\n");
+        } else if (!m) {
+                fprintf(f, "  smaps: cannot read: %s\n",
+                        ctl_pid_read_error(p->smaps_error, why, sizeof(why)));
         } else {
                 fprintf(f,
                         "  %zu mappings; %zu advised MADV_HUGEPAGE (%" PRIu64 " kB), %zu MADV_NOHUGEPAGE, "

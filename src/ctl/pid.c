@@ -7,10 +7,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bounded-read.h"
 #include "ctl.h"
 #include "thpguard/escape.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
+
+const char *ctl_pid_read_error(int r, char *buf, size_t size) {
+        if (r == -ETIMEDOUT)
+                snprintf(buf, size, "did not answer within %d ms (the process holds its own memory lock)",
+                         CTL_PID_READ_DEADLINE_USEC / 1000);
+        else
+                snprintf(buf, size, "%s",
+                         r == -ENOENT    ? "no such process"
+                         : r == -EBADMSG ? "unexpected content"
+                                         : strerror(-r));
+        return buf;
+}
 
 void ctl_pid_done(CtlPid *p) {
         free(p->smaps);
@@ -49,8 +62,17 @@ static void read_exe(const char *proc_root, uint64_t pid, char *ret, size_t size
  */
 static void pid_judge(CtlPid *p) {
         const ProcSmaps *m = p->smaps;
-        uint64_t rss = p->rollup_error < 0 ? 0 : p->rollup.rss_kb;
-        uint64_t ahp = p->rollup_error < 0 ? 0 : p->rollup.anon_huge_pages_kb;
+        char rss[32] = "not read", ahp[32] = "not read", huge[32] = "the mappings", nohuge[32] = "those";
+
+        if (p->rollup_error >= 0) {
+                snprintf(rss, sizeof(rss), "%" PRIu64 " kB", p->rollup.rss_kb);
+                snprintf(ahp, sizeof(ahp), "%" PRIu64 " kB", p->rollup.anon_huge_pages_kb);
+        }
+        /* How many mappings, where smaps was read. */
+        if (m) {
+                snprintf(huge, sizeof(huge), "the %zu mapping(s)", m->n_advised_huge);
+                snprintf(nohuge, sizeof(nohuge), "the %zu", m->n_advised_nohuge);
+        }
 
         if (p->status.kthread == 1)
                 snprintf(p->verdict, sizeof(p->verdict),
@@ -64,14 +86,14 @@ static void pid_judge(CtlPid *p) {
                          "THP is never system-wide: no huge pages for anyone");
         else if (strcmp(p->enabled, "madvise") == 0)
                 snprintf(p->verdict, sizeof(p->verdict),
-                         "THP madvise: this process gets huge pages only in the %zu mapping(s) it advised "
+                         "THP madvise: this process gets huge pages only in %s it advised "
                          "with MADV_HUGEPAGE",
-                         m ? m->n_advised_huge : 0);
+                         huge);
         else if (strcmp(p->enabled, "always") == 0)
                 snprintf(p->verdict, sizeof(p->verdict),
                          "THP always: every large enough anonymous mapping may get huge pages, "
-                         "except the %zu it excluded with MADV_NOHUGEPAGE",
-                         m ? m->n_advised_nohuge : 0);
+                         "except %s it excluded with MADV_NOHUGEPAGE",
+                         nohuge);
         else
                 snprintf(p->verdict, sizeof(p->verdict), "THP mode unknown");
 
@@ -79,59 +101,72 @@ static void pid_judge(CtlPid *p) {
         case CTL_LANGUAGE_RUNTIME_GO:
                 snprintf(
                     p->compare_with, sizeof(p->compare_with),
-                    "Go: compare Rss (%" PRIu64 " kB) with the heap the runtime reports: "
+                    "Go: compare Rss (%s) with the heap the runtime reports: "
                     "GODEBUG=gctrace=1 or runtime/metrics /memory/classes/total:bytes and "
                     "/memory/classes/heap/released:bytes, or a pprof heap profile. A gap of the order of "
-                    "AnonHugePages (%" PRIu64 " kB) that scavenging does not return points at THP "
+                    "AnonHugePages (%s) that scavenging does not return points at THP "
                     "(Go before 1.21.1 also fought khugepaged)",
                     rss, ahp);
                 break;
         case CTL_LANGUAGE_RUNTIME_JVM:
                 snprintf(p->compare_with, sizeof(p->compare_with),
-                         "JVM: compare Rss (%" PRIu64 " kB) with `jcmd %" PRIu64
+                         "JVM: compare Rss (%s) with `jcmd %" PRIu64
                          " GC.heap_info` (committed) plus `jcmd %" PRIu64
                          " VM.native_memory summary` (needs -XX:NativeMemoryTracking=summary). "
-                         "A gap of the order of AnonHugePages (%" PRIu64 " kB) points at THP; "
+                         "A gap of the order of AnonHugePages (%s) points at THP; "
                          "-XX:+UseTransparentHugePages makes the JVM madvise its heap itself",
                          rss, p->pid, p->pid, ahp);
                 break;
         default:
                 snprintf(
                     p->compare_with, sizeof(p->compare_with),
-                    "Compare Rss (%" PRIu64 " kB) with the heap the program's allocator reports "
+                    "Compare Rss (%s) with the heap the program's allocator reports "
                     "(pprof heap, jemalloc stats, malloc_info(3), Redis INFO used_memory). A gap of the "
-                    "order of AnonHugePages (%" PRIu64 " kB) points at THP",
+                    "order of AnonHugePages (%s) points at THP",
                     rss, ahp);
                 break;
         }
 }
 
 int ctl_pid_collect(const char *proc_root, const char *sysfs_root, uint64_t pid, size_t top, CtlPid *ret) {
+        _cleanup_(ctl_bounded_reader_freep) CtlBoundedReader *reader = NULL;
         _cleanup_(ctl_pid_done) CtlPid p = { .pid = pid };
         int r;
 
-        /* status is the one file without which there is no process to talk about. */
-        r = procfs_read_status(proc_root, pid, &p.status);
+        /*
+         * Every /proc/PID file that may wait for the process's memory lock
+         * is read by the bounded reader: the process can hold that lock for
+         * good (bounded-read.h), and we would wait with it.
+         */
+        r = ctl_bounded_reader_new(proc_root, CTL_PID_READ_DEADLINE_USEC, &reader);
         if (r < 0) {
-                char rel[64], path[PATH_MAX];
+                fprintf(stderr, "thpguardctl: %s\n", strerror(-r));
+                return r;
+        }
+        /* status is the one file without which there is no process to talk about. */
+        r = ctl_bounded_read_status(reader, pid, &p.status);
+        if (r < 0) {
+                char rel[64], path[PATH_MAX], why[CTL_PID_READ_ERROR_MAX];
 
                 snprintf(rel, sizeof(rel), "%" PRIu64 "/status", pid);
                 path_join_root(proc_root, rel, path, sizeof(path));
-                fprintf(stderr, "thpguardctl: %s: %s\n", path,
-                        r == -ENOENT    ? "no such process"
-                        : r == -EBADMSG ? "unexpected content"
-                                        : strerror(-r));
+                fprintf(stderr, "thpguardctl: %s: %s\n", path, ctl_pid_read_error(r, why, sizeof(why)));
                 return r;
         }
 
-        p.rollup_error = procfs_read_smaps_rollup(proc_root, pid, &p.rollup);
-
-        p.smaps = malloc(sizeof(*p.smaps));
-        p.smaps_error = p.smaps ? procfs_read_smaps(proc_root, pid, top, p.smaps) : -ENOMEM;
+        p.rollup_error = ctl_bounded_read_smaps_rollup(reader, pid, &p.rollup);
+        if (p.rollup_error == -ETIMEDOUT)
+                /* smaps waits for the same lock: another deadline would only double the wait. */
+                p.smaps_error = -ETIMEDOUT;
+        else {
+                p.smaps = malloc(sizeof(*p.smaps));
+                p.smaps_error = p.smaps ? ctl_bounded_read_smaps(reader, pid, top, p.smaps) : -ENOMEM;
+        }
         if (p.smaps_error < 0) {
                 free(p.smaps);
                 p.smaps = NULL;
         }
+        p.stalled = p.rollup_error == -ETIMEDOUT || p.smaps_error == -ETIMEDOUT;
 
         read_exe(proc_root, pid, p.exe, sizeof(p.exe));
         if (p.smaps && p.smaps->uses_libjvm)

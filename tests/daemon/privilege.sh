@@ -19,8 +19,9 @@
 #      and confine themselves (Landlock) before it too (--alive, which learns
 #      its metrics file from the policy, right after);
 #   5. a process confined exactly as the daemon confines itself cannot open
-#      /proc/sys for writing, signal another root process or set its
-#      scheduling (its own, yes), and still
+#      /proc/sys for writing, signal another root process, set its
+#      scheduling, nice value, CPU affinity or I/O priority, or set its
+#      resource limits with prlimit64() (its own, yes: pid 0 and its pid), and still
 #      writes the metrics directory and reads the policy; unconfined, the
 #      same process can (the control);
 #   6. on a kernel without Landlock (landlock_create_ruleset() failing with
@@ -142,6 +143,9 @@ run "$CONFINE" try $victim "$M"
 expect_out '^write /proc/sys/kernel/hostname: ok$'
 expect_out "^kill $victim: ok\$"
 expect_out "^sched_setattr $victim: ok\$"
+for try in prlimit setpriority sched_setaffinity ioprio_set; do
+        expect_out "^$try $victim: ok\$"
+done
 wait $victim 2>/dev/null || true
 sleep 300 &
 victim=$!
@@ -160,6 +164,13 @@ expect_out '^write policy dir: EACCES$'
 expect_out '^kill self 0: ok$'
 expect_out "^sched_setattr $victim: EPERM\$"
 expect_out '^sched_setattr self: ok$'
+# Another root process's limits (RLIMIT_NOFILE set to what it is): refused; our own, by 0 or by pid, not.
+expect_out "^prlimit $victim: EPERM\$"
+expect_out '^prlimit self 0: ok$'
+expect_out '^prlimit self [0-9]+: ok$'
+for try in setpriority sched_setaffinity ioprio_set; do
+        expect_out "^$try $victim: EPERM\$"
+done
 kill -0 $victim || fail "the confined process killed the victim"
 
 # ---- 6. No Landlock: one line, the rest as before ----

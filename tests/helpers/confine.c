@@ -9,13 +9,18 @@
  *                                    daemon's arguments, then tries, printing one line each:
  *                                    "write /proc/sys/kernel/hostname: <errno name or ok>",
  *                                    "kill VICTIM: ...", "write metrics dir: ...",
- *                                    "write policy dir: ...", "read policy: ..."
+ *                                    "write policy dir: ...", "read policy: ...",
+ *                                    "prlimit VICTIM: ...", "prlimit self 0: ...",
+ *                                    "setpriority VICTIM: ...", "sched_setaffinity VICTIM: ...",
+ *                                    "ioprio_set VICTIM: ..."
  *   confine try VICTIM_PID METRICS_FILE
  *                                    the same tries with no confinement at all (the control)
  */
+#define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +74,47 @@ static int set_default_sched(pid_t pid) {
         return syscall(SYS_sched_setattr, pid, attr, 0) < 0 ? -errno : 0;
 }
 
+/*
+ * prlimit64(pid, RLIMIT_NOFILE) set to what it is: the raw call (glibc's
+ * prlimit() is the same one), with the limit the caller has, which the
+ * victim, started by the same shell, has too. Nothing changes where it is
+ * allowed; the question is only whether it is.
+ */
+static int set_nofile(pid_t pid) {
+        struct rlimit lim;
+
+        if (getrlimit(RLIMIT_NOFILE, &lim) < 0)
+                return -errno;
+        return syscall(SYS_prlimit64, pid, RLIMIT_NOFILE, &lim, NULL) < 0 ? -errno : 0;
+}
+
+/* setpriority(PRIO_PROCESS, pid) to the nice value it has: a change of nothing, if it is allowed. */
+static int same_priority(pid_t pid) {
+        int prio;
+
+        errno = 0;
+        prio = getpriority(PRIO_PROCESS, (id_t)pid);
+        if (prio == -1 && errno != 0)
+                return -errno;
+        return setpriority(PRIO_PROCESS, (id_t)pid, prio) < 0 ? -errno : 0;
+}
+
+/* sched_setaffinity(pid) to every CPU it may run on already (ours: the same shell's). */
+static int same_affinity(pid_t pid) {
+        cpu_set_t set;
+
+        if (sched_getaffinity(0, sizeof(set), &set) < 0)
+                return -errno;
+        return sched_setaffinity(pid, sizeof(set), &set) < 0 ? -errno : 0;
+}
+
+/* ioprio_set(IOPRIO_WHO_PROCESS, pid, best-effort level 4): the default a process without one gets. */
+static int default_ioprio(pid_t pid) {
+        const int who_process = 1, best_effort = 2 << 13 | 4;
+
+        return syscall(SYS_ioprio_set, who_process, pid, best_effort) < 0 ? -errno : 0;
+}
+
 static int tries(pid_t victim, const char *metrics, const char *policy) {
         char beside[PATH_MAX];
 
@@ -78,6 +124,12 @@ static int tries(pid_t victim, const char *metrics, const char *policy) {
         /* Before the kill below, which ends the victim where it is allowed. */
         printf("sched_setattr %d: %s\n", (int)victim, result(set_default_sched(victim)));
         printf("sched_setattr self: %s\n", result(set_default_sched(0)));
+        printf("prlimit %d: %s\n", (int)victim, result(set_nofile(victim)));
+        printf("prlimit self 0: %s\n", result(set_nofile(0)));
+        printf("prlimit self %d: %s\n", (int)getpid(), result(set_nofile(getpid())));
+        printf("setpriority %d: %s\n", (int)victim, result(same_priority(victim)));
+        printf("sched_setaffinity %d: %s\n", (int)victim, result(same_affinity(victim)));
+        printf("ioprio_set %d: %s\n", (int)victim, result(default_ioprio(victim)));
         printf("kill %d: %s\n", (int)victim, result(kill(victim, SIGTERM) < 0 ? -errno : 0));
         snprintf(beside, sizeof(beside), "%s.confine-test", metrics);
         printf("write metrics dir: %s\n", result(try_open(beside, O_WRONLY | O_CREAT | O_TRUNC)));

@@ -142,3 +142,43 @@ notify_listen_start() {
         on_exit 'kill "$NOTIFY_PID" 2>/dev/null || true'
         wait_until 1 test -S "$1" || fail "notify-listen did not make $1"
 }
+
+# probe_inject_start [ARGS...]: thpguardd on $POLICY given a BPF write probe
+# of the test's own (tests/helpers/probe-inject.c: a real ring, link and
+# config map, whose records the test writes with probe_inject), on the real
+# sysfs, or on the THP directory $PROBE_THP (a fixture's $T, with
+# --sysfs-root in ARGS); skips where the helper has no BPF.
+probe_inject_start() {
+        local rc=0 dir=${PROBE_THP:-$THP}
+        : "${PROBE_INJECT:?PROBE_INJECT is not set: run this test through ctest}"
+        mkfifo "$TMP/inject" "$TMP/inject.ack"
+        "$PROBE_INJECT" "$dir" "$TMP/inject" true 2>"$TMP/probe.err" || rc=$?
+        [ "$rc" -ne 125 ] || skip "no BPF ring or program here: $(cat "$TMP/probe.err")"
+        [ "$rc" -eq 0 ] || fail "probe-inject failed ($rc): $(cat "$TMP/probe.err")"
+        daemon_start_cmd "$PROBE_INJECT" "$dir" "$TMP/inject" "$THPGUARDD" --config "$POLICY" --log-target=console "$@"
+        has_event write_source write_source=bpf ||
+                fail "the daemon did not take the passed probe: $(grep -m1 'write source' "$TMP/daemon.log")"
+}
+
+# probe_inject_send KEY=VALUE...: one record to the helper (probe-inject.c
+# says the keys), without waiting for it to be in: probe_inject_ack does.
+probe_inject_send() {
+        # Read-write: never blocks in open(), even with the helper gone.
+        echo "$*" 1<>"$TMP/inject"
+}
+
+# probe_inject_ack [SECONDS]: the helper's answer to the last record (default
+# within 5 s), "ok quiet|wake self=N", in INJECTED; fails on anything else.
+probe_inject_ack() {
+        INJECTED=
+        read -r -t "${1:-5}" INJECTED <>"$TMP/inject.ack" ||
+                fail "probe-inject did not answer (the daemon is $([ -d "/proc/$DAEMON_PID" ] && echo running || echo gone))"
+        [[ $INJECTED == ok\ * ]] ||
+                fail "probe-inject did not put the record in ($INJECTED): $(grep probe-inject "$TMP/daemon.log")"
+}
+
+# probe_inject KEY=VALUE...: one record into the ring, and its answer.
+probe_inject() {
+        probe_inject_send "$@"
+        probe_inject_ack
+}

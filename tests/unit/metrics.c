@@ -203,6 +203,22 @@ static void test_stopped_and_empty(void **state) {
         assert_every_family_documented(text);
 }
 
+/* The probe's lost records: a counter while the probe is the write source, absent otherwise. */
+static void test_write_probe_lost(void **state) {
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30, .write_source = "fanotify" };
+        _cleanup_free_ char *without = render(&s), *with = NULL;
+
+        assert_null(strstr(without, "thpguard_write_probe_lost_records_total"));
+        s.write_source = "bpf";
+        s.write_source_hook = "syscall-exit";
+        s.write_probe = true;
+        s.write_probe_lost = 1234;
+        with = render(&s);
+        assert_non_null(strstr(with, "\n# TYPE thpguard_write_probe_lost_records_total counter\n"
+                                     "thpguard_write_probe_lost_records_total 1234\n"));
+        assert_every_family_documented(with);
+}
+
 static void test_kernel(void **state) {
         MetricsKernel k = {
                 .anon_huge_pages_bytes = 4096 * 1024,
@@ -607,6 +623,7 @@ int main(void) {
                 cmocka_unit_test(test_exact),
                 cmocka_unit_test(test_escaping),
                 cmocka_unit_test(test_stopped_and_empty),
+                cmocka_unit_test(test_write_probe_lost),
                 cmocka_unit_test(test_kernel),
                 cmocka_unit_test(test_kernel_cpu_and_pressure),
                 cmocka_unit_test(test_write_file),

@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -88,7 +90,90 @@ static void test_writer(void **state) {
         assert_string_equal(w.owner.pod_uid, "1b2c3d4e-5f60-7a8b-9c0d-e1f2a3b4c5d6");
         assert_string_equal(w.owner.container_id,
                             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+        assert_false(w.cgroup_truncated);
         assert_false(w.exited);
+}
+
+static const char *field(const WriterFields *wf, const char *key) {
+        for (size_t i = 0; i < _WRITER_FIELD_MAX; i++)
+                if (strcmp(wf->field[i].key, key) == 0)
+                        return wf->field[i].value;
+        fail_msg("no field %s", key);
+        return NULL;
+}
+
+/*
+ * A writer 14 levels deep: its own pod's levels outside, and inside its
+ * container the levels it made itself, named like another pod's. The probe
+ * keeps the 10 innermost: they would name the other pod. A cut path names
+ * no unit, pod or container, says it was cut, and is still shown.
+ */
+static void test_writer_deep(void **state) {
+        const char *const inner[] = {
+                "leaf",
+                "n2",
+                "n1",
+                "cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope",
+                "kubepods-burstable-pod99999999_8888_7777_6666_555555555555.slice",
+                "kubepods-burstable.slice",
+                "kubepods.slice",
+                "nest4",
+                "nest3",
+                "nest2",
+        };
+        struct write_probe_record r = { .tgid = 31337, .cgroup_truncated = 1 };
+        char slot[WRITE_PROBE_CGROUP_NAME];
+        WriterFields wf;
+        Writer w;
+
+        set_cgroup(&r, inner, 10);
+        write_probe_writer(&r, &w);
+        assert_true(w.cgroup_truncated);
+        assert_string_equal(w.owner.pod_uid, "");
+        assert_string_equal(w.owner.container_id, "");
+        assert_string_equal(w.owner.unit, "");
+        assert_string_equal(
+            w.cgroup, "/.../nest2/nest3/nest4/kubepods.slice/kubepods-burstable.slice/"
+                      "kubepods-burstable-pod99999999_8888_7777_6666_555555555555.slice/"
+                      "cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210."
+                      "scope/n1/n2/leaf");
+        writer_fields(&w, &wf);
+        assert_string_equal(field(&wf, "THPGUARD_WRITER_CGROUP_TRUNCATED"), "1");
+        assert_null(field(&wf, "THPGUARD_WRITER_POD_UID"));
+        assert_null(field(&wf, "THPGUARD_WRITER_CONTAINER_ID"));
+        assert_null(field(&wf, "THPGUARD_WRITER_UNIT"));
+        assert_string_equal(field(&wf, "THPGUARD_WRITER_CGROUP"), w.cgroup);
+
+        /* The same levels whole (no ancestor left out): named, and not marked. */
+        r.cgroup_truncated = 0;
+        set_cgroup(&r, inner, 7);
+        write_probe_writer(&r, &w);
+        assert_false(w.cgroup_truncated);
+        assert_string_equal(w.owner.pod_uid, "99999999-8888-7777-6666-555555555555");
+        writer_fields(&w, &wf);
+        assert_null(field(&wf, "THPGUARD_WRITER_CGROUP_TRUNCATED"));
+
+        /*
+         * A name as long as its slot may have been cut there (the program
+         * keeps 111 bytes and a NUL): "...", and nothing named from it.
+         */
+        memset(slot, 'a', sizeof(slot) - 1);
+        slot[sizeof(slot) - 1] = '\0';
+        memcpy(slot, "kubepods.slice", strlen("kubepods.slice"));
+        snprintf(r.cgroup[6], sizeof(r.cgroup[6]), "%s", slot);
+        write_probe_writer(&r, &w);
+        assert_true(w.cgroup_truncated);
+        assert_string_equal(w.owner.pod_uid, "");
+        assert_string_equal(
+            w.cgroup + strlen("/kubepods.slice") + (sizeof(slot) - 1 - strlen("kubepods.slice")),
+            ".../kubepods-burstable.slice/"
+            "kubepods-burstable-pod99999999_8888_7777_6666_555555555555.slice/"
+            "cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210."
+            "scope/n1/n2/leaf");
+        /* One byte shorter is known whole. */
+        r.cgroup[6][sizeof(slot) - 2] = '\0';
+        write_probe_writer(&r, &w);
+        assert_false(w.cgroup_truncated);
 }
 
 static void test_writer_hostile(void **state) {
@@ -186,11 +271,148 @@ static void test_reads_judge(void **state) {
         assert_int_equal(knob_reads_judge(&h, 5000), RECORD_UNREAD);
 }
 
+/*
+ * A ring of 4 KiB in plain memory, laid out as the kernel lays out its
+ * ring buffer and the reader maps it: the data twice over, so that what is
+ * written at pos & mask is also at size + (pos & mask).
+ */
+#define RING_SIZE    4096
+#define BUSY_BIT     (1U << 31)
+#define DISCARD_BIT  (1U << 30)
+#define RECORD_BYTES ((sizeof(struct write_probe_record) + 8 + 7) & ~(size_t)7)
+
+typedef struct TestRing {
+        unsigned long consumer, producer;
+        uint8_t data[2 * RING_SIZE];
+        WriteProbeRing ring;
+} TestRing;
+
+static void ring_init(TestRing *t, unsigned long at) {
+        memset(t, 0, sizeof(*t));
+        t->consumer = t->producer = at;
+        t->ring = (WriteProbeRing){ .consumer_pos = &t->consumer,
+                                    .producer_pos = &t->producer,
+                                    .data = t->data,
+                                    .size = RING_SIZE };
+}
+
+/* bytes at ring position pos, wrapping, in both copies. */
+static void ring_put(TestRing *t, unsigned long pos, const void *bytes, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                size_t at = (pos + i) & (RING_SIZE - 1);
+
+                t->data[at] = t->data[RING_SIZE + at] = ((const uint8_t *)bytes)[i];
+        }
+}
+
+/* A record the program reserves at the producer: its header says len and the bits; returns where it is. */
+static unsigned long ring_reserve(TestRing *t, uint32_t len, uint32_t bits,
+                                  const struct write_probe_record *r) {
+        unsigned long at = t->producer;
+        uint32_t header[2] = { len | bits, 0 };
+
+        ring_put(t, at, header, sizeof(header));
+        if (r)
+                ring_put(t, at + 8, r, len < sizeof(*r) ? len : sizeof(*r));
+        t->producer += (len + 8 + 7) & ~7U;
+        return at;
+}
+
+/* The program submits what it reserved at pos: the busy bit goes. */
+static void ring_submit(TestRing *t, unsigned long pos, uint32_t len) {
+        uint32_t header = len;
+
+        ring_put(t, pos, &header, sizeof(header));
+}
+
+static void test_ring(void **state) {
+        struct write_probe_record a = { .tgid = 1, .ino = 11 }, b = { .tgid = 2, .ino = 22 }, got;
+        _cleanup_free_ TestRing *t = malloc(sizeof(*t));
+        unsigned long busy;
+
+        assert_non_null(t);
+        ring_init(t, 0);
+        /* Empty. */
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 0);
+
+        /* One record, read once, the consumer past it. */
+        ring_reserve(t, sizeof(a), 0, &a);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 1);
+        assert_int_equal(t->consumer, RECORD_BYTES);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 0);
+
+        /*
+         * Reserved, not submitted: busy, the consumer stays, and the record
+         * behind it (already submitted) waits for it. Then both, in order.
+         */
+        busy = ring_reserve(t, sizeof(a), BUSY_BIT, &a);
+        ring_reserve(t, sizeof(b), 0, &b);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBUSY);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBUSY);
+        assert_int_equal(t->consumer, busy);
+        ring_submit(t, busy, sizeof(a));
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 1);
+        /* This one wrapped: its header at the ring's end, the record from its start. */
+        assert_true((t->consumer & (RING_SIZE - 1)) + RECORD_BYTES > RING_SIZE);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 2);
+        assert_int_equal(got.ino, 22);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 0);
+
+        /* Discarded, and one of a length the program never writes: skipped, the next one read. */
+        ring_reserve(t, sizeof(a), DISCARD_BIT, &a);
+        ring_reserve(t, 16, 0, NULL);
+        ring_reserve(t, sizeof(b), 0, &b);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 2);
+        assert_int_equal(t->consumer, t->producer);
+
+        /* A busy discarded record is still busy: where the next one starts is known only when it is done. */
+        ring_reserve(t, sizeof(a), BUSY_BIT | DISCARD_BIT, &a);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBUSY);
+}
+
+static void test_ring_bad_header(void **state) {
+        struct write_probe_record a = { .tgid = 1 }, got;
+        _cleanup_free_ TestRing *t = malloc(sizeof(*t));
+        unsigned long at;
+        uint32_t header;
+
+        assert_non_null(t);
+        /* Positions far from 0: they only grow, and the data is at pos & mask. */
+        ring_init(t, 7UL * RING_SIZE + 64);
+        /* A length past the ring: never read past it; the ring is given up to the producer, and not stopped
+         * on. */
+        at = ring_reserve(t, sizeof(a), 0, &a);
+        ring_reserve(t, sizeof(a), 0, &a);
+        header = RING_SIZE;
+        ring_put(t, at, &header, sizeof(header));
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBADMSG);
+        assert_int_equal(t->consumer, t->producer);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 0);
+
+        /* A record past what the producer reserved: the same. */
+        at = ring_reserve(t, 64, 0, NULL);
+        header = sizeof(a);
+        ring_put(t, at, &header, sizeof(header));
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), -EBADMSG);
+        assert_int_equal(t->consumer, t->producer);
+
+        /* And then records are read again. */
+        ring_reserve(t, sizeof(a), 0, &a);
+        assert_int_equal(write_probe_ring_next(&t->ring, &got), 1);
+        assert_int_equal(got.tgid, 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_record_sets), cmocka_unit_test(test_fdinfo),
                 cmocka_unit_test(test_writer),      cmocka_unit_test(test_writer_hostile),
-                cmocka_unit_test(test_record_is),   cmocka_unit_test(test_reads_judge),
+                cmocka_unit_test(test_record_is),   cmocka_unit_test(test_writer_deep),
+                cmocka_unit_test(test_ring),        cmocka_unit_test(test_ring_bad_header),
+                cmocka_unit_test(test_reads_judge),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
