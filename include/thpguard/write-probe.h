@@ -136,9 +136,9 @@ _hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret);
 /*
  * The ring write_probe_next() reads, as plain memory, for the reader and
  * its tests: the consumer position the reader writes, the producer
- * position and the data it only reads, mapped twice over (data[i] and
- * data[size + i] are the same byte, so that a record that wraps reads
- * whole). size is a power of two.
+ * position and the data it only reads, size bytes mapped once: a record
+ * that runs past the end is read on from the start. size is a power of
+ * two.
  */
 typedef struct WriteProbeRing {
         unsigned long *consumer_pos;
