@@ -63,11 +63,12 @@ static void reload(Daemon *d) {
         /* Loading needs privileges the daemon gave up at startup: the hook in force stays. */
         if (p->write_probe_hook != d->policy->write_probe_hook &&
             d->options->write_probe_hook == _WRITE_PROBE_HOOK_MAX)
-                log_plain(&d->log, LOG_NOTICE,
-                          "%s:%u: write_probe_hook is now \"%s\": it takes effect at the next start (loading a "
-                          "hook needs privileges the daemon gave up)",
-                          d->options->config, p->write_probe_hook_line,
-                          write_probe_hook_to_string(p->write_probe_hook));
+                log_plain(
+                    &d->log, LOG_NOTICE,
+                    "%s:%u: write_probe_hook is now \"%s\": it takes effect at the next start (loading a "
+                    "hook needs privileges the daemon gave up)",
+                    d->options->config, p->write_probe_hook_line,
+                    write_probe_hook_to_string(p->write_probe_hook));
         r = daemon_install_policy(d, p);
         if (r < 0) {
                 d->reloads_failed++;

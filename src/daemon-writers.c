@@ -88,15 +88,17 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool
                 named[i] = true;
                 other_mount[i] |= !same_superblock(&d->knobs[i], r.sb_dev);
                 /*
-                 * A write the first read after it found compliant (the policy's
-                 * own value, a refused one) is no drift, and names no writer:
-                 * on the syscall-exit hook its record can come after that read,
-                 * and would be taken for the writer of the next drift. Judged by
-                 * the kernel's clock against our reads, never by the value the
-                 * record carries, which the writer's memory may have changed.
-                 * The knob is read again all the same.
+                 * A write the first read after it had taken effect found
+                 * compliant (the policy's own value, a refused one) is no
+                 * drift, and names no writer: on the syscall-exit hook its
+                 * record can come after that read, and would be taken for the
+                 * writer of the next drift. Judged by the kernel's clock
+                 * against our reads (a read between the write's start and its
+                 * end may have come before it took effect, so its end counts),
+                 * never by the value the record carries, which the writer's
+                 * memory may have changed. The knob is read again all the same.
                  */
-                verdict = knob_reads_judge(&d->knobs[i].reads, r.ktime_ns);
+                verdict = knob_reads_judge(&d->knobs[i].reads, write_probe_record_end(&r));
                 if (verdict == RECORD_READ_COMPLIANT || verdict == RECORD_OLDER_THAN_READS)
                         continue;
                 /*
@@ -326,7 +328,7 @@ static const Writer *weak_writer(Daemon *d, size_t i) {
         TrackedKnob *rt = &d->knobs[i];
 
         if (!d->probe || !rt->has_weak_record ||
-            knob_reads_judge(&rt->reads, rt->weak_record.ktime_ns) != RECORD_READ_DRIFTED)
+            knob_reads_judge(&rt->reads, write_probe_record_end(&rt->weak_record)) != RECORD_READ_DRIFTED)
                 return NULL;
         rt->has_weak_record = false;
         write_probe_writer(&rt->weak_record, &rt->writer);

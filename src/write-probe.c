@@ -344,6 +344,10 @@ void knob_reads_add(KnobReads *h, uint64_t at_ns, bool drifted) {
                 h->n++;
 }
 
+uint64_t write_probe_record_end(const struct write_probe_record *r) {
+        return r->ktime_end_ns ? r->ktime_end_ns : r->ktime_ns + WRITE_PROBE_WRITE_WINDOW_NS;
+}
+
 RecordVerdict knob_reads_judge(const KnobReads *h, uint64_t write_ns) {
         unsigned oldest = (h->next + KNOB_READS_KEPT - h->n) % KNOB_READS_KEPT;
 

@@ -65,12 +65,16 @@ struct write_probe_record {
         __s64 ret;       /* what the write returned */
         __u64 cgroup_id; /* the writer's cgroup in the unified hierarchy */
         /*
-         * CLOCK_MONOTONIC when the write began (kprobe, syscall-exit: before
-         * it could take effect) or returned (fexit: before its inotify
-         * event): the first read of the knob after it says whether it drifted
-         * the knob (knob_reads_judge()). The kernel's clock, never the writer's.
+         * CLOCK_MONOTONIC when the write began (kprobe, syscall-exit) or
+         * returned (fexit), and when it had returned (fexit, syscall-exit; 0
+         * where the hook runs before it: kprobe). The write took effect
+         * between the two: the first read of the knob after the second says
+         * whether it drifted the knob (knob_reads_judge()), and of two writes
+         * before one read the one begun later set what it found. The kernel's
+         * clock, never the writer's.
          */
         __u64 ktime_ns;
+        __u64 ktime_end_ns;
         __u32 tgid;             /* the writer's process, as the initial PID namespace numbers it */
         __u32 ns_tgid;          /* the same, as its own PID namespace numbers it */
         __u32 pidns;            /* inode number of its PID namespace */

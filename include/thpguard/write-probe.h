@@ -197,5 +197,16 @@ typedef enum RecordVerdict {
 
 RecordVerdict knob_reads_judge(const KnobReads *h, uint64_t write_ns);
 
+/*
+ * How long after a write began its record may be judged by the reads that
+ * follow, where the hook runs before the write (kprobe: no end time): a
+ * write takes microseconds; one preempted longer inside the kernel may be
+ * judged by a read made before it took effect, and go unnamed.
+ */
+#define WRITE_PROBE_WRITE_WINDOW_NS (10 * 1000 * 1000ULL)
+
+/* When the record's write had certainly taken effect: its end, or its beginning and the window. */
+uint64_t write_probe_record_end(const struct write_probe_record *r);
+
 /* Whether the record is of a write by the process whose own PID namespace numbers it pid in pidns. */
 bool write_probe_record_is(const struct write_probe_record *r, uint32_t pidns, uint32_t pid);

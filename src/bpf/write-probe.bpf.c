@@ -338,7 +338,8 @@ static __attribute__((always_inline)) int record_write(__u64 ino, __u32 sb_dev, 
         r->flags = flags | (quiet ? WRITE_PROBE_RECORD_QUIET : 0);
         r->pad = 0;
         /* CLOCK_MONOTONIC, the daemon's clock: which of its reads came first after this write. */
-        r->ktime_ns = write_ns ? write_ns : bpf_ktime_get_ns();
+        r->ktime_end_ns = flags & WRITE_PROBE_RECORD_AT_ENTRY ? 0 : bpf_ktime_get_ns();
+        r->ktime_ns = write_ns ? write_ns : r->ktime_end_ns ? r->ktime_end_ns : bpf_ktime_get_ns();
         /* What was written, from the writer's own buffer: the value the daemon compares with its policy. */
         r->value_len = 0;
         if (value) {

@@ -334,7 +334,7 @@ static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *
         int quiet = -1;
 
         s.record.sb_dev = own_sb_dev;
-        s.record.ktime_ns = monotonic_ns();
+        s.record.ktime_ns = s.record.ktime_end_ns = monotonic_ns();
         for (char *save = NULL, *kv = strtok_r(line, " \n", &save); kv; kv = strtok_r(NULL, " \n", &save)) {
                 char *v = strchr(kv, '=');
 
@@ -362,9 +362,9 @@ static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *
                 else if (strcmp(kv, "lost") == 0)
                         s.record.lost = (__u32)strtoul(v, NULL, 10);
                 else if (strcmp(kv, "ago") == 0) /* the write began this many ms before the line */
-                        s.record.ktime_ns -= strtoull(v, NULL, 10) * 1000000u;
+                        s.record.ktime_ns = s.record.ktime_end_ns -= strtoull(v, NULL, 10) * 1000000u;
                 else if (strcmp(kv, "at") == 0 && strcmp(v, "mark") == 0)
-                        s.record.ktime_ns = mark_ns;
+                        s.record.ktime_ns = s.record.ktime_end_ns = mark_ns;
                 else
                         return -EINVAL;
         }
