@@ -197,7 +197,7 @@ static void take_probe_record(Daemon *d, size_t i) {
         if (rt->probe_taken_seq == rt->probe_seq)
                 return;
         rt->probe_taken_seq = rt->probe_seq;
-        write_probe_writer(&rt->probe_record, &rt->writer);
+        write_probe_writer(d->probe, &rt->probe_record, &rt->writer);
         rt->writer_fresh = true;
         rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
         writer_label(&rt->writer, label, sizeof(label));
@@ -331,7 +331,7 @@ static const Writer *weak_writer(Daemon *d, size_t i) {
             knob_reads_judge(&rt->reads, write_probe_record_end(&rt->weak_record)) != RECORD_READ_DRIFTED)
                 return NULL;
         rt->has_weak_record = false;
-        write_probe_writer(&rt->weak_record, &rt->writer);
+        write_probe_writer(d->probe, &rt->weak_record, &rt->writer);
         rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
         return &rt->writer;
 }

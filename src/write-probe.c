@@ -178,6 +178,17 @@ struct WriteProbe {
         WriteProbeRing
             ring; /* its consumer page is ours to write, the producer page and data the kernel's */
         size_t producer_map_bytes;
+        /*
+         * The cgroup paths the program announced (WRITE_PROBE_RECORD_CGROUP_KNOWN),
+         * oldest replaced first: an active cgroup is announced again every
+         * WRITE_PROBE_CGROUP_ANNOUNCE_NS, so it stays.
+         */
+        struct {
+                uint64_t key;
+                char *path;
+                bool cut;
+        } cgroups[WRITE_PROBE_CGROUPS_KEPT];
+        unsigned next_cgroup;
 };
 
 int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
@@ -246,6 +257,8 @@ WriteProbe *write_probe_free(WriteProbe *p) {
                 close(p->link_fd);
         if (p->enter_link_fd >= 0)
                 close(p->enter_link_fd);
+        for (size_t i = 0; i < ELEMENTSOF(p->cgroups); i++)
+                free(p->cgroups[i].path);
         free(p);
         return NULL;
 }
@@ -325,8 +338,37 @@ _hot_ int write_probe_ring_next(WriteProbeRing *ring, struct write_probe_record 
         }
 }
 
+static bool cgroup_path(const struct write_probe_record *r, char *buf, size_t size);
+
+/* A record that carries its cgroup's path: kept by its key for the records that will not. */
+static void learn_cgroup(WriteProbe *p, const struct write_probe_record *r) {
+        char path[WRITE_PROBE_CGROUP_DEPTH * (WRITE_PROBE_CGROUP_NAME + 4) + 8];
+        size_t slot = p->next_cgroup;
+        bool cut = cgroup_path(r, path, sizeof(path));
+        char *copy;
+
+        for (size_t i = 0; i < ELEMENTSOF(p->cgroups); i++)
+                if (p->cgroups[i].path && p->cgroups[i].key == r->cgroup_key) {
+                        slot = i;
+                        break;
+                }
+        copy = strdup(path);
+        if (!copy)
+                return; /* its later records will say the path is not known */
+        if (slot == p->next_cgroup)
+                p->next_cgroup = (p->next_cgroup + 1) % ELEMENTSOF(p->cgroups);
+        free(p->cgroups[slot].path);
+        p->cgroups[slot].key = r->cgroup_key;
+        p->cgroups[slot].path = copy;
+        p->cgroups[slot].cut = cut;
+}
+
 _hot_ int write_probe_next(WriteProbe *p, struct write_probe_record *ret) {
-        return write_probe_ring_next(&p->ring, ret);
+        int r = write_probe_ring_next(&p->ring, ret);
+
+        if (r > 0 && ret->cgroup_key != 0 && !(ret->flags & WRITE_PROBE_RECORD_CGROUP_KNOWN))
+                learn_cgroup(p, ret);
+        return r;
 }
 
 bool write_probe_record_sets(const struct write_probe_record *r, KnobType type, const char *word) {
@@ -407,10 +449,11 @@ static bool cgroup_path(const struct write_probe_record *r, char *buf, size_t si
         return cut;
 }
 
-void write_probe_writer(const struct write_probe_record *r, Writer *ret) {
+void write_probe_writer(const WriteProbe *p, const struct write_probe_record *r, Writer *ret) {
         char path[WRITE_PROBE_CGROUP_DEPTH * (WRITE_PROBE_CGROUP_NAME + 4) + 8];
         Writer w = { .pid = (pid_t)r->tgid, .uid = r->euid, .uid_known = true, .netns = r->netns };
         size_t cmdline_len = r->cmdline_len > sizeof(r->cmdline) ? sizeof(r->cmdline) : r->cmdline_len;
+        bool cut;
 
         escape_printable(r->comm, strnlen(r->comm, sizeof(r->comm)), w.comm, sizeof(w.comm));
         if (cmdline_len > 0)
@@ -421,7 +464,19 @@ void write_probe_writer(const struct write_probe_record *r, Writer *ret) {
          * a process that may create cgroups (root in a privileged pod)
          * names the ones below its own as it likes, another pod's included.
          */
-        if (cgroup_path(r, path, sizeof(path)))
+        if (r->flags & WRITE_PROBE_RECORD_CGROUP_KNOWN) {
+                /* Announced before: what was kept of it, or nothing proven (it was not read, or let go). */
+                snprintf(path, sizeof(path), "/...");
+                cut = true;
+                for (size_t i = 0; p && i < ELEMENTSOF(p->cgroups); i++)
+                        if (p->cgroups[i].path && p->cgroups[i].key == r->cgroup_key) {
+                                snprintf(path, sizeof(path), "%s", p->cgroups[i].path);
+                                cut = p->cgroups[i].cut;
+                                break;
+                        }
+        } else
+                cut = cgroup_path(r, path, sizeof(path));
+        if (cut)
                 writer_set_cgroup_cut(&w, path);
         else
                 writer_set_cgroup(&w, path);

@@ -42,6 +42,13 @@
  * writer asked to write, and whether the kernel took it is not known.
  */
 #define WRITE_PROBE_RECORD_AT_ENTRY 2U
+/*
+ * The cgroup's path is not in this record: it is the one the record with
+ * the same cgroup_key carried, at most WRITE_PROBE_CGROUP_ANNOUNCE_NS ago
+ * (each cgroup's path is announced once in that time, not in every record).
+ */
+#define WRITE_PROBE_RECORD_CGROUP_KNOWN 4U
+#define WRITE_PROBE_CGROUP_ANNOUNCE_NS  (10ULL * 1000 * 1000 * 1000)
 
 /*
  * What the daemon tells the program, through a one-entry array map it has
@@ -75,15 +82,16 @@ struct write_probe_record {
          */
         __u64 ktime_ns;
         __u64 ktime_end_ns;
-        __u32 tgid;             /* the writer's process, as the initial PID namespace numbers it */
-        __u32 ns_tgid;          /* the same, as its own PID namespace numbers it */
-        __u32 pidns;            /* inode number of its PID namespace */
-        __u32 netns;            /* of its network namespace */
-        __u32 mntns;            /* of its mount namespace */
-        __u32 sb_dev;           /* the device of the sysfs superblock the write went through */
-        __u32 euid;             /* in the initial user namespace */
-        __u32 lost;             /* records the ring had no room for since the last one that fit */
-        __u32 cgroup_depth;     /* slots of cgroup filled, leaf first; 0: the root */
+        __u64 cgroup_key;   /* the writer's (deepest) cgroup's kernfs node id: what its path is kept by */
+        __u32 tgid;         /* the writer's process, as the initial PID namespace numbers it */
+        __u32 ns_tgid;      /* the same, as its own PID namespace numbers it */
+        __u32 pidns;        /* inode number of its PID namespace */
+        __u32 netns;        /* of its network namespace */
+        __u32 mntns;        /* of its mount namespace */
+        __u32 sb_dev;       /* the device of the sysfs superblock the write went through */
+        __u32 euid;         /* in the initial user namespace */
+        __u32 lost;         /* records the ring had no room for since the last one that fit */
+        __u32 cgroup_depth; /* slots of cgroup filled, leaf first; 0: the root */
         __u32 cgroup_truncated; /* 1: there were more ancestors than slots */
         __u32 cmdline_len;      /* bytes of cmdline read */
         __u32 flags;            /* WRITE_PROBE_RECORD_* */

@@ -157,9 +157,15 @@ _hot_ int write_probe_ring_next(WriteProbeRing *ring, struct write_probe_record 
  * container, network namespace. A path the program could not keep whole
  * (more levels than WRITE_PROBE_CGROUP_DEPTH, or a name that filled its
  * slot) is shown cut ("/.../b/c") with cgroup_truncated set, and names no
- * unit, pod or container (writer_set_cgroup_cut()).
+ * unit, pod or container (writer_set_cgroup_cut()). A record whose
+ * cgroup the program announced before (WRITE_PROBE_RECORD_CGROUP_KNOWN)
+ * takes the path p kept of that announcement; NULL, or a path not kept
+ * (lost, or replaced by newer ones), proves nothing: shown "/...", cut.
  */
-void write_probe_writer(const struct write_probe_record *r, Writer *ret);
+void write_probe_writer(const WriteProbe *p, const struct write_probe_record *r, Writer *ret);
+
+/* How many announced cgroup paths the reader keeps (WRITE_PROBE_RECORD_CGROUP_KNOWN). */
+#define WRITE_PROBE_CGROUPS_KEPT 64
 
 /*
  * Whether the record's write set a knob of this type to word: the value

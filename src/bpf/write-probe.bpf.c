@@ -89,6 +89,8 @@ struct kiocb {
 
 struct kernfs_node {
         const char *name;
+        __u64
+            id; /* 5.5 and later: the node's 64-bit id, unique while the node lives and never reused soon */
 } __attribute__((preserve_access_index));
 
 /* Linux 6.15 renamed kernfs_node.parent (now read under RCU); the probe takes whichever there is. */
@@ -239,11 +241,35 @@ static struct cgroup *deepest_cgroup(struct task_struct *t) {
         return best;
 }
 
+/*
+ * The cgroups whose path a record carried, and when: a record of a writer
+ * in one of them carries the path again only after
+ * WRITE_PROBE_CGROUP_ANNOUNCE_NS, and else just its key
+ * (WRITE_PROBE_RECORD_CGROUP_KNOWN), which the daemon looks up in what it
+ * kept of the last announcement. Walking up to ten levels and copying
+ * their names is most of a record's cost.
+ */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 1024);
+        __type(key, __u64);   /* the cgroup's kernfs node id */
+        __type(value, __u64); /* CLOCK_MONOTONIC of its last announcement */
+} announced SEC(".maps");
+
 static void read_cgroup(struct task_struct *t, struct write_probe_record *r) {
         struct kernfs_node *kn = BPF_CORE_READ(deepest_cgroup(t), kn);
+        __u64 key = BPF_CORE_READ(kn, id), now = bpf_ktime_get_ns(), *last;
 
         r->cgroup_depth = 0;
         r->cgroup_truncated = 0;
+        r->cgroup_key = key;
+        last = key ? bpf_map_lookup_elem(&announced, &key) : NULL;
+        if (last && now - *last < WRITE_PROBE_CGROUP_ANNOUNCE_NS) {
+                r->flags |= WRITE_PROBE_RECORD_CGROUP_KNOWN;
+                return;
+        }
+        if (key)
+                bpf_map_update_elem(&announced, &key, &now, BPF_ANY);
         for (unsigned i = 0; i < WRITE_PROBE_CGROUP_DEPTH; i++) {
                 struct kernfs_node *parent;
 

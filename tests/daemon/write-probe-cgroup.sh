@@ -77,6 +77,15 @@ wait_event 2 corrected knob=enabled observed=always writer_pid="$pid" writer_com
 line=$(event_lines corrected knob=enabled writer_pid="$pid")
 ! grep -q 'writer_cgroup_truncated=' <<<"$line" || fail "a whole cgroup path was marked cut: $line"
 echo "a writer 7 levels deep: its pod and container named"
+# Again from the same cgroup, within the program's announcement window: the
+# record carries only the cgroup's key, and the path the daemon kept of the
+# first names the pod all the same (and a deep one's stays cut, below).
+for _ in 1 2 3; do
+        pid=$(cgroup_write "$shallow")
+        wait_event 2 corrected knob=enabled observed=always writer_pid="$pid" writer_comm=sh \
+                writer_pod_uid="$POD_B" writer_container_id="$CID_B"
+done
+echo "the same cgroup again, its path announced once: its pod and container named each time"
 
 # ---- 14 levels: the 10 innermost look like pod B; nothing is named from them. ----
 pid=$(cgroup_write "$deep")
@@ -90,5 +99,9 @@ grep -q " writer_cgroup=\"\?/\.\.\./nest2/nest3/nest4/kubepods.slice/" <<<" $lin
         fail "the cut path is not shown with its innermost levels after /...: $line"
 # The label is the comm, not a unit taken from the cut path.
 grep -q ' writer=sh ' <<<" $line " || fail "the writer is not labelled by its comm: $line"
+pid=$(cgroup_write "$deep")
+wait_event 2 corrected knob=enabled observed=always writer_pid="$pid" writer_comm=sh writer_cgroup_truncated=1
+line=$(event_lines corrected knob=enabled writer_pid="$pid")
+! grep -q ' writer_pod_uid=' <<<" $line" || fail "a cut cgroup path, announced before, named a pod: $line"
 echo "a writer 14 levels deep whose inner levels mimic pod B: no pod, container or unit named, the path shown cut"
 daemon_stop

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         Writer w;
 
         memcpy(&r, data, size < sizeof(r) ? size : sizeof(r));
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         /* Everything that leaves is printable ASCII, and bounded by its buffer. */
         FUZZ_ASSERT(strnlen(w.comm, sizeof(w.comm)) < sizeof(w.comm));
         FUZZ_ASSERT(strnlen(w.cmdline, sizeof(w.cmdline)) < sizeof(w.cmdline));

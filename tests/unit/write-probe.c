@@ -75,7 +75,7 @@ static void test_writer(void **state) {
         memcpy(r.cmdline, argv, sizeof(argv));
         r.cmdline_len = sizeof(argv);
         set_cgroup(&r, pod, 4);
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         assert_int_equal(w.pid, 4242);
         assert_string_equal(w.comm, "sh");
         assert_true(w.uid_known);
@@ -127,7 +127,7 @@ static void test_writer_deep(void **state) {
         Writer w;
 
         set_cgroup(&r, inner, 10);
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         assert_true(w.cgroup_truncated);
         assert_string_equal(w.owner.pod_uid, "");
         assert_string_equal(w.owner.container_id, "");
@@ -147,7 +147,7 @@ static void test_writer_deep(void **state) {
         /* The same levels whole (no ancestor left out): named, and not marked. */
         r.cgroup_truncated = 0;
         set_cgroup(&r, inner, 7);
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         assert_false(w.cgroup_truncated);
         assert_string_equal(w.owner.pod_uid, "99999999-8888-7777-6666-555555555555");
         writer_fields(&w, &wf);
@@ -161,7 +161,7 @@ static void test_writer_deep(void **state) {
         slot[sizeof(slot) - 1] = '\0';
         memcpy(slot, "kubepods.slice", strlen("kubepods.slice"));
         snprintf(r.cgroup[6], sizeof(r.cgroup[6]), "%s", slot);
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         assert_true(w.cgroup_truncated);
         assert_string_equal(w.owner.pod_uid, "");
         assert_string_equal(
@@ -172,7 +172,7 @@ static void test_writer_deep(void **state) {
             "scope/n1/n2/leaf");
         /* One byte shorter is known whole. */
         r.cgroup[6][sizeof(slot) - 2] = '\0';
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         assert_false(w.cgroup_truncated);
 }
 
@@ -186,7 +186,7 @@ static void test_writer_hostile(void **state) {
         memset(r.cmdline, 'A', sizeof(r.cmdline));
         r.cmdline_len = sizeof(r.cmdline);
         set_cgroup(&r, deep, 3);
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         assert_string_equal(w.comm, "\\x1b]0;pwned\\x07xxxxxx");
         assert_int_equal(strlen(w.cmdline), WRITER_CMDLINE_MAX - 1);
         assert_string_equal(w.cmdline + strlen(w.cmdline) - 3, "...");
@@ -196,12 +196,12 @@ static void test_writer_hostile(void **state) {
         /* Lengths the program never writes are bounded, not trusted. */
         r.cmdline_len = 100000;
         r.cgroup_depth = 1000;
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         assert_string_equal(w.cmdline + strlen(w.cmdline) - 3, "...");
         /* No cgroup below the root: "/". */
         r.cgroup_depth = 0;
         r.cgroup_truncated = 0;
-        write_probe_writer(&r, &w);
+        write_probe_writer(NULL, &r, &w);
         assert_string_equal(w.cgroup, "/");
 }
 
