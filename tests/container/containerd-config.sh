@@ -17,7 +17,8 @@
 #     and both handlers; remove deletes it;
 #  6. a file without a final newline comes back as it was;
 #  7. refused with status 3, the file untouched and no backup: a symbolic
-#     link, a second hard link, no version (version 1), a handler of that
+#     link, a second hard link, no version (version 1; also where the only
+#     `version =` line is inside a string), a handler of that
 #     name written by hand, the README's old imports wiring (which already
 #     cost the node its runc handler), a disabled CRI plugin;
 #  8. a result containerd rejects (the runtimes as an inline table):
@@ -250,6 +251,8 @@ refused "a hard link" "has 2 hard links"
 rm -f "$F" "$D/real.toml"
 printf '[plugins.cri]\n  sandbox_image = "x/y:z"\n' >"$F"
 refused "a file with no version" "no top-level version = 2 or 3: containerd reads such a file as the deprecated version 1"
+printf 'oom_score = 0\nnote = """\nversion = 2\n"""\n' >"$F"
+refused "a version line inside a string" "containerd reads .* as the deprecated version 1"
 { cat "$F.orig"; printf '\n[%s.containerd.runtimes.thp-disable]\n  runtime_type = "io.containerd.runc.v2"\n' "$V2"; } >"$F"
 refused "a handler thp-disable written by hand" "already has a runtime handler thp-disable that thpguard-containerd-config did not write"
 # The wiring README.md gave before: a drop-in with the handlers, imported.
