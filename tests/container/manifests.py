@@ -340,13 +340,17 @@ def rendered(srcdir, outdir):
                        f"{name}: {rc_name}'s handler is {rc.get('handler')!r}, not the drop-ins' {rc_name!r}")
                 expect("namespace" not in rc["metadata"], f"{name}: {rc_name} has a namespace (it is cluster-scoped)")
             # The handlers the RuntimeClasses name are those the packaged drop-ins declare.
-            for dropin in ("packaging/runtime/containerd/thpguard-runtimes.v2.toml.in",
-                           "packaging/runtime/containerd/thpguard-runtimes.v3.toml.in",
+            for dropin in ("packaging/runtime/containerd/thpguard-runtimes.v3.toml.in",
                            "packaging/runtime/crio/50-thpguard-runc.conf.in",
                            "packaging/runtime/crio/50-thpguard-crun.conf.in"):
                 text = open(os.path.join(srcdir, dropin), encoding="utf-8").read()
                 for rc_name in rcs:
                     expect(f"runtimes.{rc_name}]" in text, f"{name}: {dropin} declares no handler {rc_name}")
+            # ... and those thpguard-containerd-config writes (thp-MODE for each of its MODES).
+            cmd = "packaging/runtime/containerd/thpguard-containerd-config.in"
+            m = re.search(r"^MODES=\(([^)]*)\)$", open(os.path.join(srcdir, cmd), encoding="utf-8").read(), re.M)
+            written = sorted("thp-" + mode for mode in m.group(1).split()) if m else []
+            expect(written == sorted(rcs), f"{name}: {cmd} writes the handlers {written}, not {sorted(rcs)}")
         elif name == "nfd-features":
             features = arg_value(c["args"], "--nfd-features-file") or ""
             vols = {v["name"]: v for v in ds["spec"]["template"]["spec"]["volumes"]}

@@ -2,9 +2,9 @@
 # The OCI runtime shims under Debian's containerd, started by hand on paths
 # of its own (--root, --state, --address), on the real THP sysfs at
 # enabled=always:
-#  1. the shipped drop-in (thpguard-runtimes.v2.toml, containerd 1.6/1.7),
-#     imported by a main config, is what containerd reads: `containerd
-#     config dump` has both handlers with BinaryName on the shims;
+#  1. thpguard-containerd-config install, on a config.toml with its own
+#     runc handler, is what containerd reads: `containerd config dump` has
+#     both handlers with BinaryName on the shims, and the runc handler;
 #  2. `ctr run --runc-binary` with that BinaryName's shim (the build tree's
 #     copy under the same name): PID 1 and a child read THP_enabled: 0;
 #  3. a toucher of 256 MiB that does not madvise: 0 kB AnonHugePages under
@@ -24,26 +24,29 @@ need runc
 # podman makes the image.
 podman_private
 
-DROPIN=$BUILDDIR/packaging/runtime/containerd/thpguard-runtimes.v2.toml
-[ -f "$DROPIN" ] || fail "$DROPIN was not generated"
-SHIMS_INSTALLED=$(sed -n 's/^ *BinaryName = "\(.*\)"$/\1/p' "$DROPIN" | sort -u | tr '\n' ' ')
-
-# 1. containerd reads the drop-in through imports.
+# 1. The handlers as thpguard-containerd-config writes them (the build tree's shims).
 CTD=$TMP/containerd
 mkdir -p "$CTD"
-printf 'version = 2\nimports = ["%s"]\n' "$DROPIN" >"$CTD/config.toml"
+# The CRI plugin's stream server on loopback, on a port of the kernel's choosing (no fixed port another run holds).
+printf '%s\n' 'version = 2' '[plugins."io.containerd.grpc.v1.cri"]' '  stream_server_address = "127.0.0.1"' \
+        '  stream_server_port = "0"' '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]' \
+        '  runtime_type = "io.containerd.runc.v2"' >"$CTD/config.toml"
+run "$BUILDDIR/packaging/runtime/containerd/thpguard-containerd-config" install --config "$CTD/config.toml" \
+        --containerd "$(command -v containerd)" --shim-dir "$SHIMDIR"
+expect_rc 0 "thpguard-containerd-config install"
 run containerd --config "$CTD/config.toml" config dump
-expect_rc 0 "containerd config dump with the drop-in imported ($(err))"
-for mode in disable advised-only; do
-        python3 - "$OUT_FILE" "$mode" "$(dirname "$(echo "$SHIMS_INSTALLED" | cut -d' ' -f1)")" <<'PY' ||
+expect_rc 0 "containerd config dump with the handlers written in ($(err))"
+for handler in runc thp-disable thp-advised-only; do
+        "$PY" - "$OUT_FILE" "$handler" "$SHIMDIR" <<'PY' ||
 import re, sys
-dump, mode, shimdir = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
-head = '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.thp-%s.options]' % mode
+dump, handler, shimdir = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+head = '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.%s.options]' % handler
 i = dump.find(head)
-sys.exit(0 if i >= 0 and re.search(r'BinaryName = "%s/runc-thp-%s"' % (re.escape(shimdir), mode),
-                                  dump[i:i + 2000].split("\n  [")[0]) else 1)
+want = None if handler == "runc" else "%s/runc-%s" % (shimdir, handler)
+table = dump[i:i + 2000].split("\n  [")[0] if i >= 0 else ""
+sys.exit(0 if i >= 0 and (want is None or re.search(r'BinaryName = "%s"' % re.escape(want), table)) else 1)
 PY
-                fail "containerd config dump has no thp-$mode handler on the shim: $(grep -n 'thp-' "$OUT_FILE")"
+                fail "containerd config dump has no handler $handler as thpguard-containerd-config wrote it: $(grep -n 'runtimes\.' "$OUT_FILE")"
 done
 
 real_sysfs_begin

@@ -15,9 +15,13 @@
  *                                MiB with MADV_HUGEPAGE and fault it in 2 MiB
  *                                every 20 ms (about 100 MiB/s of huge page
  *                                faults), unmap it, start again
+ *   thp-helper pause             a pod sandbox's pause process: sleep until
+ *                                SIGTERM or SIGINT, then exit 0 (as PID 1 of
+ *                                its namespace it gets no default action)
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +50,11 @@ static int probe(int exit_code, const char *prefix) {
         fclose(f);
         fflush(stdout);
         return exit_code;
+}
+
+static void on_stop(int sig) {
+        (void)sig;
+        _exit(0);
 }
 
 static void *map_region(size_t size, bool advise) {
@@ -141,7 +150,14 @@ int main(int argc, char **argv) {
                         munmap(p, size + PMD_SIZE);
                 }
         }
-        fprintf(stderr,
-                "usage: thp-helper probe [EXIT] | probe-child | hog MIB advise|plain|both | grow MIB\n");
+        if (argc == 2 && strcmp(argv[1], "pause") == 0) {
+                signal(SIGTERM, on_stop);
+                signal(SIGINT, on_stop);
+                for (;;)
+                        pause();
+        }
+        fprintf(
+            stderr,
+            "usage: thp-helper probe [EXIT] | probe-child | hog MIB advise|plain|both | grow MIB | pause\n");
         return 2;
 }

@@ -16,9 +16,10 @@ echo "deb: $deb"
 files=$(pkg_deb_files "$deb")
 for f in /usr/sbin/thpguardd /usr/bin/thpguardctl /etc/thpguard/thpguard.conf /usr/lib/systemd/catalog/thpguard.catalog \
         /usr/share/man/man8/thpguardd.8 /usr/share/man/man5/thpguard.conf.5 /usr/share/man/man1/thpguardctl.1 \
+        /usr/sbin/thpguard-containerd-config /usr/share/man/man8/thpguard-containerd-config.8 \
         /usr/share/thpguard/profiles/{go-services,jvm-g1,redis,mongodb8,mixed-node}.conf \
         /usr/libexec/thpguard/{runc,crun}-thp-{disable,advised-only} \
-        /usr/share/thpguard/runtime/containerd/thpguard-runtimes.v{2,3}.toml \
+        /usr/share/thpguard/runtime/containerd/thpguard-runtimes.v3.toml \
         /usr/share/thpguard/runtime/crio/50-thpguard-{runc,crun}.conf; do
         echo "$files" | grep -qxF "$f" || fail "the .deb lacks $f"
 done
@@ -26,6 +27,15 @@ unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo
 echo "$files" | grep -qxF "$unitdir/thpguardd.service" || fail "the .deb lacks $unitdir/thpguardd.service"
 # Nothing is installed into the engines' own configuration: that is the administrator's step.
 echo "$files" | grep -E '^/etc/(containerd|crio)/' && fail "the .deb installs into the container engines' configuration"
+# Not the containerd 1.6/1.7 drop-in: an import replaces config.toml's CRI table there.
+echo "$files" | grep -qxF /usr/share/thpguard/runtime/containerd/thpguard-runtimes.v2.toml &&
+        fail "the .deb ships thpguard-runtimes.v2.toml, which containerd 1.6/1.7 do not merge"
+# The command, generated with the installed shims' directory, and executable.
+dpkg-deb --fsys-tarfile "$deb" | tar -tvf - ./usr/sbin/thpguard-containerd-config | grep -q '^-rwxr-xr-x' ||
+        fail "/usr/sbin/thpguard-containerd-config is not mode 0755 in the .deb"
+dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/sbin/thpguard-containerd-config |
+        grep -qxF "SHIMDIR_DEFAULT='/usr/libexec/thpguard'" ||
+        fail "/usr/sbin/thpguard-containerd-config does not default to the installed shims in /usr/libexec/thpguard"
 echo "ok: contents ($(echo "$files" | wc -l) files)"
 
 # The shipped policy is the conffile, byte for byte.

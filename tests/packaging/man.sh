@@ -78,6 +78,17 @@ for id in $(sed -n 's/^#define THPGUARD_MESSAGE_[A-Z_]* *"\([0-9a-f]\{32\}\)"/\1
 done
 echo "ok: thpguardd(8) has the exit codes, signals, journal fields and ids"
 
+# thpguard-containerd-config(8) names every command and option of its --help, and its exit statuses.
+d8c=$(MANWIDTH=200 man -l "$BUILDDIR/man/thpguard-containerd-config.8" 2>/dev/null | col -b)
+tcc=$BUILDDIR/packaging/runtime/containerd/thpguard-containerd-config
+for opt in $("$tcc" --help | grep -oE -- '(^  [a-z]+ |--[a-z][a-z-]*)' | tr -d ' ' | sort -u); do
+        grep -q -- "$opt" <<<"$d8c" || fail "thpguard-containerd-config(8) does not document $opt (listed by --help)"
+done
+for s in "EXIT STATUS" "CONTAINERD VERSIONS" FILES EXAMPLES; do
+        grep -q "^$s" <<<"$d8c" || fail "thpguard-containerd-config(8) has no $s section"
+done
+echo "ok: thpguard-containerd-config(8) documents every command and option of --help"
+
 # thpguard.conf(5) names every policy key.
 c5=$(MANWIDTH=200 man -l "$BUILDDIR/man/thpguard.conf.5" 2>/dev/null | col -b)
 for key in mode recheck_interval fight_threshold fight_window metrics_file thp enabled defrag shmem_enabled \

@@ -93,7 +93,7 @@ readme=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$rpm" | awk '$1 ~ 
 [ -n "$readme" ] || fail "the .rpm has no %doc README.md"
 rpm2archive - <"$rpm" | tar -xzOf - ".$readme" | cmp -s - "$SRCDIR/README.md" || fail "$readme is not README.md"
 rpmfiles=$(rpm -qpl "$rpm")
-for m in man1/thpguardctl.1 man5/thpguard.conf.5 man8/thpguardd.8; do
+for m in man1/thpguardctl.1 man5/thpguard.conf.5 man8/thpguardd.8 man8/thpguard-containerd-config.8; do
         grep -qE "/man/$m(\.gz)?$" <<<"$rpmfiles" || fail "the .rpm lacks $m"
 done
 echo "ok: $lic (%license), $readme (%doc), thpguardctl.1 in man1"
