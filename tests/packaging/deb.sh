@@ -31,10 +31,11 @@ echo "$files" | grep -E '^/etc/(containerd|crio)/' && fail "the .deb installs in
 echo "$files" | grep -qxF /usr/share/thpguard/runtime/containerd/thpguard-runtimes.v2.toml &&
         fail "the .deb ships thpguard-runtimes.v2.toml, which containerd 1.6/1.7 do not merge"
 # The command, generated with the installed shims' directory, and executable.
-dpkg-deb --fsys-tarfile "$deb" | tar -tvf - ./usr/sbin/thpguard-containerd-config | grep -q '^-rwxr-xr-x' ||
-        fail "/usr/sbin/thpguard-containerd-config is not mode 0755 in the .deb"
-dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/sbin/thpguard-containerd-config |
-        grep -qxF "SHIMDIR_DEFAULT='/usr/libexec/thpguard'" ||
+# Read whole first: a grep -q that stops early would make tar die of SIGPIPE, and pipefail fail the test.
+listing=$(dpkg-deb --fsys-tarfile "$deb" | tar -tvf - ./usr/sbin/thpguard-containerd-config)
+grep -q '^-rwxr-xr-x' <<<"$listing" || fail "/usr/sbin/thpguard-containerd-config is not mode 0755 in the .deb"
+command=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/sbin/thpguard-containerd-config)
+grep -qxF "SHIMDIR_DEFAULT='/usr/libexec/thpguard'" <<<"$command" ||
         fail "/usr/sbin/thpguard-containerd-config does not default to the installed shims in /usr/libexec/thpguard"
 echo "ok: contents ($(echo "$files" | wc -l) files)"
 
