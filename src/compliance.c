@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "thpguard/fileio.h"
+#include "thpguard/sysfs.h"
 #include "thpguard/knob-value.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
@@ -35,7 +36,7 @@ _hot_ static void decide(const PolicyKnob *k, int read_result, const char *buf, 
         }
         if (read_result < 0) {
                 st->state = KNOB_STATE_ERROR;
-                snprintf(st->reason, sizeof(st->reason), "cannot read: %s", fileio_strerror(-read_result));
+                snprintf(st->reason, sizeof(st->reason), "cannot read: %s", sysfs_strerror(-read_result));
                 return;
         }
         if (knob_value_parse(k->spec->type, buf, len, &v) < 0) {

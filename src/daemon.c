@@ -23,6 +23,7 @@
 #include "thpguard/capability.h"
 #include "thpguard/compliance.h"
 #include "thpguard/fileio.h"
+#include "thpguard/sysfs.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
 #include "thpguard/priority.h"
@@ -771,7 +772,7 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
                 return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root,
-                                       fileio_strerror(-r));
+                                       sysfs_strerror(-r));
         if (r < 0)
                 return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
 

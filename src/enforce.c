@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "thpguard/fileio.h"
+#include "thpguard/sysfs.h"
 #include "thpguard/macro.h"
 
 _hot_ void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, PolicyMode mode,
@@ -70,6 +71,6 @@ void enforce_describe_failure(const EnforceOutcome *o, char *buf, size_t size) {
                 }
                 /* fallthrough */
         default:
-                snprintf(buf, size, "write failed: %s", fileio_strerror(-o->error));
+                snprintf(buf, size, "write failed: %s", sysfs_strerror(-o->error));
         }
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,6 @@
 
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
-#include "thpguard/sysfs.h"
 
 /* openat2() came with Linux 5.6 and glibc 2.32's SYS_openat2; older build hosts walk. */
 #if defined(SYS_openat2) && defined(__has_include)
@@ -369,8 +369,6 @@ const char *fileio_strerror(int errnum) {
                 return "not a regular file (a FIFO, socket or device node), not opened";
         case FILEIO_EUNSAFE_DIR:
                 return "its directory can be written by a user other than root; refused";
-        case ENODEV:
-                return "no " SYSFS_THP_DIR " below it (a kernel without THP, or not a sysfs mount)";
         default:
                 return strerror(errnum);
         }

@@ -188,7 +188,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                                         optarg);
                                 return -EINVAL;
                         }
-                        if (!metrics_file_name_valid(optarg)) {
+                        if (!path_is_textfile_name(optarg)) {
                                 fprintf(stderr, "thpguardd: --metrics-file: '%s' is not a NAME.prom file\n",
                                         optarg);
                                 return -EINVAL;
@@ -256,7 +256,7 @@ static int open_sysfs(const char *root, Sysfs **ret) {
 
         r = sysfs_new(root, ret);
         if (r < 0)
-                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, fileio_strerror(-r));
+                fprintf(stderr, "thpguardd: --sysfs-root %s: %s\n", root, sysfs_strerror(-r));
         return r;
 }
 
@@ -270,7 +270,7 @@ static int run_check_config(const Args *a) {
         if (r >= 0) {
                 /* --metrics-file overrides it: the policy's would not be written. */
                 if (!a->metrics_file)
-                        policy_check_metrics_file(p, &diag);
+                        metrics_check_policy_file(p, &diag);
                 r = open_sysfs(a->sysfs_root, &s);
                 if (r >= 0)
                         compliance_check_policy(p, s, &diag);

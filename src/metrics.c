@@ -13,6 +13,7 @@
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
+#include "thpguard/path.h"
 
 /* Our own file: a few lines per knob. */
 #define METRICS_FILE_MAX (1024 * 1024)
@@ -267,13 +268,6 @@ int metrics_render_string(const MetricsSnapshot *s, char **ret, size_t *ret_len)
         return 0;
 }
 
-bool metrics_file_name_valid(const char *path) {
-        const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-        size_t len = strlen(name);
-
-        return len > STRLEN(".prom") && name[0] != '.' && strcmp(name + len - STRLEN(".prom"), ".prom") == 0;
-}
-
 int metrics_file_check_ours(const char *path, char *why, size_t size) {
         _cleanup_close_ int dirfd = -EBADF, fd = -EBADF;
         char head[STRLEN(METRICS_FIRST_LINE)];
@@ -282,7 +276,7 @@ int metrics_file_check_ours(const char *path, char *why, size_t size) {
         ssize_t n;
         int r;
 
-        if (!metrics_file_name_valid(path)) {
+        if (!path_is_textfile_name(path)) {
                 snprintf(why, size, "is not a NAME.prom file");
                 return -EINVAL;
         }
@@ -394,4 +388,14 @@ int metrics_check_alive(const char *path, uint64_t now_usec, char *why, size_t s
         snprintf(why, size, "%s was written %" PRIu64 "s ago; thpguardd is alive", path,
                  now_usec > mtime_usec ? (now_usec - mtime_usec) / USEC_PER_SEC : 0);
         return 0;
+}
+
+void metrics_check_policy_file(const Policy *p, Diag *diag) {
+        char why[128];
+
+        if (p->metrics_file && metrics_file_check_ours(p->metrics_file, why, sizeof(why)) < 0)
+                diag_warning(diag, p->file, p->metrics_file_line,
+                             "metrics_file: \"%s\" cannot be written now: %s; thpguardd would still start "
+                             "and enforce, and write it once that is fixed",
+                             p->metrics_file, why);
 }

@@ -37,3 +37,10 @@ bool path_equal(const char *a, const char *b) {
                 b += nb;
         }
 }
+
+bool path_is_textfile_name(const char *path) {
+        const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+        size_t len = strlen(name);
+
+        return len > strlen(".prom") && name[0] != '.' && strcmp(name + len - strlen(".prom"), ".prom") == 0;
+}

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "thpguard/fileio.h"
-#include "thpguard/metrics.h"
+#include "thpguard/path.h"
 #include "thpguard/policy-prescan.h"
 
 /*
@@ -322,7 +322,7 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                                            "%s: \"%s\" is not an absolute path", key, m);
                                 continue;
                         }
-                        if (dest == &p->metrics_file && !metrics_file_name_valid(m)) {
+                        if (dest == &p->metrics_file && !path_is_textfile_name(m)) {
                                 diag_error(pp->diag, pp->file, line_of(s),
                                            "metrics_file: \"%s\" is not a NAME.prom file", m);
                                 continue;
@@ -551,14 +551,4 @@ int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret
                 p->mode = POLICY_MODE_AUDIT;
         *ret = p;
         return 0;
-}
-
-void policy_check_metrics_file(const Policy *p, Diag *diag) {
-        char why[128];
-
-        if (p->metrics_file && metrics_file_check_ours(p->metrics_file, why, sizeof(why)) < 0)
-                diag_warning(diag, p->file, p->metrics_file_line,
-                             "metrics_file: \"%s\" cannot be written now: %s; thpguardd would still start "
-                             "and enforce, and write it once that is fixed",
-                             p->metrics_file, why);
 }

@@ -236,3 +236,9 @@ _hot_ int sysfs_write_handle(const Sysfs *s, const char *knob, SysfsHandle *h, c
         }
         return (size_t)n == len ? 0 : -EIO;
 }
+
+const char *sysfs_strerror(int errnum) {
+        if (errnum == ENODEV)
+                return "no " SYSFS_THP_DIR " below it (a kernel without THP, or not a sysfs mount)";
+        return fileio_strerror(errnum);
+}

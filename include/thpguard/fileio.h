@@ -122,10 +122,10 @@ int open_below(const char *root, const char *rel, int flags);
 
 /*
  * strerror() that also says what the errnos given a meaning of their own
- * here mean: why open_beneath() refused a file (ELOOP, EBADFD), why
- * write_file_atomic() refused a directory (FILEIO_EUNSAFE_DIR), and a root
- * without the THP directory (ENODEV, sysfs_new()). errnum > 0. The one
- * such helper: every message about a file thpguard opens goes through it.
+ * here mean: why open_beneath() refused a file (ELOOP, EBADFD) and why
+ * write_file_atomic() refused a directory (FILEIO_EUNSAFE_DIR). errnum > 0.
+ * Every message about a file thpguard opens goes through it (a sysfs
+ * root's or knob's through sysfs_strerror(), which adds the sysfs ones).
  */
 const char *fileio_strerror(int errnum);
 

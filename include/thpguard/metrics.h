@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "thpguard/diag.h"
 #include "thpguard/metrics-kernel.h"
+#include "thpguard/policy.h"
 #include "thpguard/trigger.h"
 #include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
@@ -75,7 +77,6 @@ int metrics_write_file(const char *path, const MetricsSnapshot *s);
  * refused before anything is written.
  */
 #define METRICS_FIRST_LINE "# HELP thpguard_up "
-bool metrics_file_name_valid(const char *path);
 /*
  * 0 if path is such a file, or none yet in a directory that
  * metrics_write_file() would write (open_kept_dir(), fileio.h); or -errno
@@ -95,3 +96,11 @@ int metrics_file_check_ours(const char *path, char *why, size_t size);
  * another -errno, with the reason in why.
  */
 int metrics_check_alive(const char *path, uint64_t now_usec, char *why, size_t size);
+
+/*
+ * --check-config's look at the metrics_file the policy names: a warning,
+ * not an error, when the daemon could not write it now
+ * (metrics_file_check_ours()): it would start and enforce all the same,
+ * and write the file once the path is fixed.
+ */
+void metrics_check_policy_file(const Policy *p, Diag *diag);

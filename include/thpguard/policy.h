@@ -96,14 +96,6 @@ int policy_load(const char *file, Diag *diag, Policy **ret);
  */
 int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret);
 
-/*
- * --check-config's look at the metrics_file the policy names: a warning,
- * not an error, when the daemon could not write it now
- * (metrics_file_check_ours(), metrics.h): it would start and enforce all
- * the same, and write the file once the path is fixed.
- */
-void policy_check_metrics_file(const Policy *p, Diag *diag);
-
 /* The StrictModes rule on an fstat() result; euid is who will trust the file. */
 int policy_check_owner(const char *file, const struct stat *st, uid_t euid, Diag *diag);
 

@@ -31,7 +31,7 @@ typedef struct Sysfs {
  * default /sys and is not a sysfs (statfs: SYSFS_MAGIC). Any other root
  * (a fixture tree, a pod's /host/sys) is taken as the operator names it; below
  * it, no symlink is followed and only regular files are opened (fileio.h):
- * -ELOOP for a symlink on the way to the THP directory. fileio_strerror()
+ * -ELOOP for a symlink on the way to the THP directory. sysfs_strerror()
  * says what each means, ENODEV included.
  */
 int sysfs_new(const char *root, Sysfs **ret);
@@ -86,3 +86,9 @@ void sysfs_handle_close(SysfsHandle *h);
  * again from the root.
  */
 bool sysfs_handle_is_stale(const Sysfs *s, const char *knob, const SysfsHandle *h);
+
+/*
+ * fileio_strerror() for a sysfs root or a knob: also a root without the
+ * THP directory (ENODEV, sysfs_new()).
+ */
+const char *sysfs_strerror(int errnum);

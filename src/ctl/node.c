@@ -14,6 +14,7 @@
 #include "thpguard/escape.h"
 #include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
+#include "thpguard/sysfs.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
 #include "thpguard/path.h"
@@ -367,7 +368,7 @@ int ctl_node_collect(const CtlStatusOptions *o, CtlNode *ret) {
 
         r = sysfs_new(o->sysfs_root, &s);
         if (r < 0) {
-                fprintf(stderr, "thpguardctl: --sysfs-root %s: %s\n", o->sysfs_root, fileio_strerror(-r));
+                fprintf(stderr, "thpguardctl: --sysfs-root %s: %s\n", o->sysfs_root, sysfs_strerror(-r));
                 return r;
         }
         r = stat(o->proc_root, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;

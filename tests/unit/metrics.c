@@ -24,6 +24,7 @@
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/metrics.h"
+#include "thpguard/path.h"
 
 #define SEC UINT64_C(1000000)
 
@@ -371,8 +372,8 @@ static void test_file_check_ours(void **state) {
         assert_true(metrics_file_check_ours(link, why, sizeof(why)) < 0);
         /* Not a .prom name at all. */
         assert_int_equal(metrics_file_check_ours("/etc/passwd", why, sizeof(why)), -EINVAL);
-        assert_false(metrics_file_name_valid("/x/.thpguard.prom.AbC123"));
-        assert_true(metrics_file_name_valid("/x/t.prom"));
+        assert_false(path_is_textfile_name("/x/.thpguard.prom.AbC123"));
+        assert_true(path_is_textfile_name("/x/t.prom"));
         remove_tree(dir);
 }
 

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/sysfs.h"
 #include "tree.h"
 
@@ -214,8 +215,17 @@ static void test_ptes_max(void **state) {
         sysfs_free(s);
 }
 
+/* A root without THP said as such; every other errno as fileio_strerror() says it. */
+static void test_strerror(void **state) {
+        (void)state;
+        assert_non_null(strstr(sysfs_strerror(ENODEV), "a kernel without THP"));
+        assert_string_equal(sysfs_strerror(ELOOP), fileio_strerror(ELOOP));
+        assert_string_equal(sysfs_strerror(ENOENT), strerror(ENOENT));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_strerror),
                 cmocka_unit_test_setup_teardown(test_ptes_max, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_dir_replaced, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_file_replaced, setup, teardown),
