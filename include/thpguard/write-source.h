@@ -23,6 +23,14 @@
 #include <errno.h>
 #include <string.h>
 
+/* The index of s among the n names of an enum's string table, or -EINVAL: each from_string() below. */
+static inline int string_table_find(const char *const *names, int n, const char *s) {
+        for (int i = 0; i < n; i++)
+                if (names[i] && strcmp(s, names[i]) == 0)
+                        return i;
+        return -EINVAL;
+}
+
 typedef enum WriteSource {
         WRITE_SOURCE_AUTO, /* what --write-source asks for: the probe where it loads, else fanotify */
         WRITE_SOURCE_BPF,
@@ -31,24 +39,24 @@ typedef enum WriteSource {
         _WRITE_SOURCE_MAX,
 } WriteSource;
 
-static inline const char *write_source_to_string(WriteSource s) {
-        static const char *const names[_WRITE_SOURCE_MAX] = {
-                [WRITE_SOURCE_AUTO] = "auto",
-                [WRITE_SOURCE_BPF] = "bpf",
-                [WRITE_SOURCE_FANOTIFY] = "fanotify",
-                [WRITE_SOURCE_NONE] = "none",
-        };
+static const char *const write_source_names[_WRITE_SOURCE_MAX] = {
+        [WRITE_SOURCE_AUTO] = "auto",
+        [WRITE_SOURCE_BPF] = "bpf",
+        [WRITE_SOURCE_FANOTIFY] = "fanotify",
+        [WRITE_SOURCE_NONE] = "none",
+};
 
-        return s >= 0 && s < _WRITE_SOURCE_MAX ? names[s] : "unknown";
+static inline const char *write_source_to_string(WriteSource s) {
+        return s >= 0 && s < _WRITE_SOURCE_MAX ? write_source_names[s] : "unknown";
 }
 
 static inline int write_source_from_string(const char *s, WriteSource *ret) {
-        for (WriteSource w = 0; w < _WRITE_SOURCE_MAX; w++)
-                if (strcmp(s, write_source_to_string(w)) == 0) {
-                        *ret = w;
-                        return 0;
-                }
-        return -EINVAL;
+        int i = string_table_find(write_source_names, _WRITE_SOURCE_MAX, s);
+
+        if (i < 0)
+                return i;
+        *ret = (WriteSource)i;
+        return 0;
 }
 
 typedef enum WriteProbeHook {
@@ -59,22 +67,22 @@ typedef enum WriteProbeHook {
         _WRITE_PROBE_HOOK_MAX,
 } WriteProbeHook;
 
-static inline const char *write_probe_hook_to_string(WriteProbeHook h) {
-        static const char *const names[_WRITE_PROBE_HOOK_MAX] = {
-                [WRITE_PROBE_HOOK_AUTO] = "auto",
-                [WRITE_PROBE_HOOK_FEXIT] = "fexit",
-                [WRITE_PROBE_HOOK_KPROBE] = "kprobe",
-                [WRITE_PROBE_HOOK_SYSCALL_EXIT] = "syscall-exit",
-        };
+static const char *const write_probe_hook_names[_WRITE_PROBE_HOOK_MAX] = {
+        [WRITE_PROBE_HOOK_AUTO] = "auto",
+        [WRITE_PROBE_HOOK_FEXIT] = "fexit",
+        [WRITE_PROBE_HOOK_KPROBE] = "kprobe",
+        [WRITE_PROBE_HOOK_SYSCALL_EXIT] = "syscall-exit",
+};
 
-        return h >= 0 && h < _WRITE_PROBE_HOOK_MAX ? names[h] : "unknown";
+static inline const char *write_probe_hook_to_string(WriteProbeHook h) {
+        return h >= 0 && h < _WRITE_PROBE_HOOK_MAX ? write_probe_hook_names[h] : "unknown";
 }
 
 static inline int write_probe_hook_from_string(const char *s, WriteProbeHook *ret) {
-        for (WriteProbeHook h = 0; h < _WRITE_PROBE_HOOK_MAX; h++)
-                if (strcmp(s, write_probe_hook_to_string(h)) == 0) {
-                        *ret = h;
-                        return 0;
-                }
-        return -EINVAL;
+        int i = string_table_find(write_probe_hook_names, _WRITE_PROBE_HOOK_MAX, s);
+
+        if (i < 0)
+                return i;
+        *ret = (WriteProbeHook)i;
+        return 0;
 }

@@ -16,18 +16,6 @@ OPENS=20
 thp_set enabled madvise
 write_policy "$POLICY" "recheck_interval = 30; fight_threshold = 0; thp = { enabled = \"madvise\"; };"
 
-# corrector_tid: the thread of the daemon named thpguardd-corr.
-corrector_tid() {
-        local t
-        for t in /proc/"$DAEMON_PID"/task/*; do
-                if [ "$(cat "$t/comm" 2>/dev/null)" = thpguardd-corr ]; then
-                        echo "${t##*/}"
-                        return 0
-                fi
-        done
-        return 1
-}
-
 # wakeups TID: how many times the thread has gone to sleep and been woken (voluntary switches).
 wakeups() {
         awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$DAEMON_PID/task/$1/status"

@@ -32,14 +32,7 @@ thp = { enabled = "madvise"; defrag = "madvise"; };'
 probe_inject_start
 ino=$(stat -c %i "$THP/enabled")
 
-corrector_tid() {
-        local t
-        for t in /proc/"$DAEMON_PID"/task/*; do
-                [ "$(cat "$t/comm" 2>/dev/null)" = thpguardd-corr ] && echo "${t##*/}" && return 0
-        done
-        fail "no thread thpguardd-corr in $DAEMON_PID"
-}
-tid=$(corrector_tid)
+tid=$(corrector_tid) || fail "no thread thpguardd-corr in $DAEMON_PID"
 # cpu_ns: the corrector's time on a CPU so far (schedstat, in ns).
 cpu_ns() { cut -d' ' -f1 "/proc/$DAEMON_PID/task/$tid/schedstat"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }

@@ -112,15 +112,8 @@ wait_event 3 corrected knob=enabled observed=always writer_pid=7171 writer_comm=
 echo "a drift whose record carries the policy's own value: its writer named all the same"
 
 # ---- 3. A record that never comes. ----
-corrector_tid() {
-        local t
-        for t in /proc/"$DAEMON_PID"/task/*; do
-                [ "$(cat "$t/comm" 2>/dev/null)" = thpguardd-corr ] && echo "${t##*/}" && return 0
-        done
-        fail "no thread thpguardd-corr in $DAEMON_PID"
-}
 switches() { sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' "/proc/$DAEMON_PID/task/$tid/status"; }
-tid=$(corrector_tid)
+tid=$(corrector_tid) || fail "no thread thpguardd-corr in $DAEMON_PID"
 before=$(switches)
 n=$(event_count corrected knob=enabled)
 drift

@@ -182,3 +182,12 @@ probe_inject() {
         probe_inject_send "$@"
         probe_inject_ack
 }
+
+# corrector_tid: the tid of the daemon's corrector thread (comm thpguardd-corr); 1 if it has none.
+corrector_tid() {
+        local t
+        for t in /proc/"$DAEMON_PID"/task/*; do
+                [ "$(cat "$t/comm" 2>/dev/null)" = thpguardd-corr ] && echo "${t##*/}" && return 0
+        done
+        return 1
+}
