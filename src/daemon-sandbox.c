@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's confinement (sandbox.h), once the first policy is loaded and
- * before any thread or event source exists. Every file the daemon writes
- * after startup is in the list below; one it misses fails with EACCES.
+ * The daemon's confinement (sandbox.h). Landlock once the first policy is
+ * loaded, before any thread or event source exists; the seccomp filter
+ * once the writer gate runs (it names the one other process the daemon may
+ * signal), which is when the write source is in: at startup when the fd
+ * store passed it in, else when the loader's answer joins
+ * (daemon_writers_join()). Every file the daemon writes after startup is in
+ * the list below; one it misses fails with EACCES.
  */
 #include <errno.h>
 #include <string.h>

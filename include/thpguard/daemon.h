@@ -2,9 +2,12 @@
 #pragma once
 
 /*
- * The long-running enforcer: sd-event loop with inotify on the knob
- * directories, a periodic full recheck, SIGHUP / policy-file reload,
- * sd_notify and watchdog, fight protection.
+ * The long-running enforcer: a corrector thread asleep on the knob
+ * directories' inotify watch (and the write probe's ring), which corrects
+ * a drift before the loop hears of it; an sd-event loop that records the
+ * corrections, rechecks every knob periodically, reloads the policy on
+ * SIGHUP or a change of its file, and does sd_notify, the watchdog and
+ * fight protection.
  */
 
 #include <stdbool.h>

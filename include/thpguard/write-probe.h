@@ -2,9 +2,12 @@
 #pragma once
 
 /*
- * The BPF write probe (src/bpf/write-probe.bpf.c): a program on the return
- * of the kernel's sysfs write, which records every write to a THP knob
- * through any sysfs superblock, in the writer's context, into a ring buffer.
+ * The BPF write probe (src/bpf/write-probe.bpf.c): a program on the
+ * kernel's sysfs write (or, asked for by name, on every system call's
+ * exit), which records the writes to a THP knob it sees through any sysfs
+ * superblock (on fexit and kprobes every write; on the syscall tracepoints
+ * not io_uring, splice, sendfile, copy_file_range or AIO ones), in the
+ * writer's context, into a ring buffer.
  *
  * Two halves. Loading it (write_probe_load()) needs CAP_BPF and CAP_PERFMON
  * or CAP_SYS_ADMIN, BTF, the ring buffer (Linux 5.8+) and one of its hooks

@@ -5,9 +5,9 @@
  * What tells the daemon of a write to a knob, and who made it: a journal
  * field of the startup message, a --verify --json member, a metric label.
  *
- *   bpf       the BPF write probe (write-probe.h): every write, through any
- *             sysfs mount of any network namespace, with its writer named
- *             from the kernel; inotify beside it
+ *   bpf       the BPF write probe (write-probe.h): every write its hook
+ *             sees, through any sysfs mount of any network namespace, with
+ *             its writer named from the kernel; inotify beside it
  *   fanotify  the fanotify groups and the writer gate (writer-events.h,
  *             writer-gate.h), and inotify: writes through this sysfs
  *             superblock only; a write through another is corrected at the
