@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "thpguard/fileio.h"
-#include "thpguard/sysfs.h"
 #include "thpguard/knob-value.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
+#include "thpguard/sysfs.h"
 
 const char *knob_state_to_string(KnobState state) {
         static const char *const names[] = {

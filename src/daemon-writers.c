@@ -226,8 +226,7 @@ static void look_up(Daemon *d, TrackedKnob *rt, const WriterEvent *ev) {
         _cleanup_close_ int rootfd = -EBADF;
         pid_t pid = ev->pid;
 
-        if (rt->writer_dirfd >= 0)
-                close(rt->writer_dirfd);
+        safe_close(rt->writer_dirfd);
         rt->writer_dirfd = -1;
         /* The gate's answer was read while the writer waited in open(): it is the writer's. */
         if (d->gate && writer_gate_find(d->gate, pid, &rt->writer))
@@ -289,8 +288,7 @@ static void drain(Daemon *d) {
                         close(ev.fd);
                         if (i != SIZE_MAX)
                                 note_write(d, i, &ev);
-                        if (ev.pidfd >= 0)
-                                close(ev.pidfd);
+                        safe_close(ev.pidfd);
                 }
         }
 }
@@ -775,13 +773,9 @@ void daemon_writers_free(Daemon *d) {
         d->gate_timer = event_source_disable_unref(d->gate_timer);
         d->gate_child_source = event_source_disable_unref(d->gate_child_source);
         d->gate = writer_gate_free(d->gate);
-        if (d->gate_fd >= 0)
-                close(d->gate_fd);
-        if (d->write_fd >= 0)
-                close(d->write_fd);
-        if (d->open_notice_fd >= 0)
-                close(d->open_notice_fd);
-        if (d->open_notice_write_fd >= 0)
-                close(d->open_notice_write_fd);
+        safe_close(d->gate_fd);
+        safe_close(d->write_fd);
+        safe_close(d->open_notice_fd);
+        safe_close(d->open_notice_write_fd);
         d->gate_fd = d->write_fd = d->open_notice_fd = d->open_notice_write_fd = -1;
 }

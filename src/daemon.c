@@ -23,10 +23,10 @@
 #include "thpguard/capability.h"
 #include "thpguard/compliance.h"
 #include "thpguard/fileio.h"
-#include "thpguard/sysfs.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
 #include "thpguard/priority.h"
+#include "thpguard/sysfs.h"
 
 /*
  * The corrector thread's wakeups (daemon-corrector.c): a writer looping flat
@@ -45,8 +45,7 @@
 static void tracked_knobs_free(TrackedKnob *k, size_t n) {
         for (size_t i = 0; k && i < n; i++) {
                 sysfs_handle_close(&k[i].file);
-                if (k[i].writer_dirfd >= 0)
-                        close(k[i].writer_dirfd);
+                safe_close(k[i].writer_dirfd);
                 fight_done(&k[i].fight);
         }
         free(k);
@@ -710,10 +709,8 @@ Daemon *daemon_free(Daemon *d) {
         event_source_disable_unref(d->late_write_timer);
         nfd_file_free(d->nfd);
         event_source_disable_unref(d->corrector_source);
-        if (d->corrector_fd >= 0)
-                close(d->corrector_fd);
-        if (d->corrector_wake_fd >= 0)
-                close(d->corrector_wake_fd);
+        safe_close(d->corrector_fd);
+        safe_close(d->corrector_wake_fd);
         event_source_disable_unref(d->config_source);
         event_source_disable_unref(d->recheck_timer);
         event_source_disable_unref(d->reload_timer);
@@ -771,8 +768,7 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
 
         r = sysfs_new(o->sysfs_root, &d->sysfs);
         if (r == -ENODEV)
-                return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root,
-                                       sysfs_strerror(-r));
+                return log_error_errno(&d->log, r, "--sysfs-root %s: %s", o->sysfs_root, sysfs_strerror(-r));
         if (r < 0)
                 return log_error_errno(&d->log, r, "--sysfs-root %s", o->sysfs_root);
 

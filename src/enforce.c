@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "thpguard/fileio.h"
-#include "thpguard/sysfs.h"
 #include "thpguard/macro.h"
+#include "thpguard/sysfs.h"
 
 _hot_ void enforce_knob(const Sysfs *s, const PolicyKnob *k, SysfsHandle *h, PolicyMode mode,
                         EnforceOutcome *ret) {

@@ -1110,15 +1110,8 @@ int procfs_list_pids(const char *proc_root, uint64_t **ret, size_t *ret_n) {
 
                 if (!procfs_pid_from_name(de->d_name, &pid))
                         continue;
-                if (n == cap) {
-                        size_t c = cap ? cap * 2 : 256;
-                        uint64_t *p = realloc(pids, c * sizeof(*p));
-
-                        if (!p)
-                                return -ENOMEM;
-                        pids = p;
-                        cap = c;
-                }
+                if (array_grow(&pids, &cap, n, sizeof(*pids), 256, 0) < 0)
+                        return -ENOMEM;
                 pids[n++] = pid;
         }
         *ret = TAKE_PTR(pids);

@@ -150,8 +150,7 @@ static int handle_open(const Sysfs *s, const char *knob, SysfsHandle *h) {
 }
 
 void sysfs_handle_close(SysfsHandle *h) {
-        if (h->fd >= 0)
-                close(h->fd);
+        safe_close(h->fd);
         *h = (SysfsHandle){ .fd = -1, .opened = h->opened };
 }
 

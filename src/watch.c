@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 
 /* The mask we watch: writes, plus files and directories coming and going (fixture trees, hotplug). */
@@ -46,8 +47,7 @@ int watches_new(Watches **ret) {
 Watches *watches_free(Watches *w) {
         if (!w)
                 return NULL;
-        if (w->fd >= 0)
-                close(w->fd);
+        safe_close(w->fd);
         free(w->dirs);
         free(w);
         return NULL;
@@ -217,8 +217,7 @@ int file_watch_new(const char *path, FileWatch **ret) {
 FileWatch *file_watch_free(FileWatch *w) {
         if (!w)
                 return NULL;
-        if (w->fd >= 0)
-                close(w->fd);
+        safe_close(w->fd);
         free(w);
         return NULL;
 }

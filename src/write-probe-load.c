@@ -225,8 +225,7 @@ static int attach(struct write_probe_bpf *skel, Attach a, int *ret_fd, int *ret_
         }
         r = attach_one(mine[0], &fd);
         if (r < 0) {
-                if (enter_fd >= 0)
-                        close(enter_fd);
+                safe_close(enter_fd);
                 return r;
         }
         *ret_fd = fd;
@@ -321,8 +320,7 @@ int write_probe_load(const char *thp_dir, WriteProbeHook hook, WriteProbeFds *re
                 r = -errno;
                 snprintf(why, why_size, "cannot keep the probe's maps: %s", strerror(-r));
                 close(link_fd);
-                if (enter_fd >= 0)
-                        close(enter_fd);
+                safe_close(enter_fd);
                 return r;
         }
         snprintf(why, why_size, "%s", write_probe_hook_to_string(attach_hook[a]));

@@ -198,11 +198,9 @@ int write_probe_new(const WriteProbeFds *fds, WriteProbe **ret) {
 
         if (!p) {
                 close(fds->link_fd);
-                if (fds->enter_link_fd >= 0)
-                        close(fds->enter_link_fd);
+                safe_close(fds->enter_link_fd);
                 close(fds->ring_fd);
-                if (fds->config_fd >= 0)
-                        close(fds->config_fd);
+                safe_close(fds->config_fd);
                 return -ENOMEM;
         }
         p->link_fd = fds->link_fd;
@@ -249,14 +247,10 @@ WriteProbe *write_probe_free(WriteProbe *p) {
                 munmap(p->ring.consumer_pos, p->page);
         if (p->config)
                 munmap(p->config, p->page);
-        if (p->config_fd >= 0)
-                close(p->config_fd);
-        if (p->ring_fd >= 0)
-                close(p->ring_fd);
-        if (p->link_fd >= 0)
-                close(p->link_fd);
-        if (p->enter_link_fd >= 0)
-                close(p->enter_link_fd);
+        safe_close(p->config_fd);
+        safe_close(p->ring_fd);
+        safe_close(p->link_fd);
+        safe_close(p->enter_link_fd);
         for (size_t i = 0; i < ELEMENTSOF(p->cgroups); i++)
                 free(p->cgroups[i].path);
         free(p);

@@ -217,8 +217,7 @@ static void look_up(Gate *g, pid_t pid) {
         g->shared->slot[i].writer = w;
         slot_write_end(&g->shared->slot[i]);
         pthread_mutex_unlock(&g->slots_lock);
-        if (g->dirfd[i] >= 0)
-                close(g->dirfd[i]);
+        safe_close(g->dirfd[i]);
         g->dirfd[i] = dirfd;
 }
 
@@ -427,8 +426,7 @@ static void gate_kill(WriterGate *g) {
 /* The group closed lets every held open go on once the gate's own copy is closed too, at its exit. */
 void writer_gate_stop(WriterGate *g) {
         gate_kill(g);
-        if (g->group_fd >= 0)
-                close(g->group_fd);
+        safe_close(g->group_fd);
         g->group_fd = -1;
 }
 
@@ -444,8 +442,7 @@ WriterGate *writer_gate_free(WriterGate *g) {
         if (!g)
                 return NULL;
         writer_gate_stop(g);
-        if (g->exit_fd >= 0)
-                close(g->exit_fd);
+        safe_close(g->exit_fd);
         if (g->shared)
                 munmap(g->shared, sizeof(GateShared));
         free(g);

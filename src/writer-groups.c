@@ -260,8 +260,7 @@ WriterLoader *writer_loader_free(WriterLoader *l) {
          * the end of it and exits, even where a seccomp filter (ours,
          * sandbox.c) refuses the kill() below.
          */
-        if (l->sock >= 0)
-                close(l->sock);
+        safe_close(l->sock);
         l->sock = -1;
         if (l->pid > 0)
                 (void)kill(l->pid, SIGKILL);
@@ -463,10 +462,8 @@ int writer_groups_take_stored(WriterGroups *ret) {
         if (g.probe.ring_fd >= 0 && g.probe.link_fd >= 0 && g.probe_hook < _WRITE_PROBE_HOOK_MAX &&
             (g.probe_hook != WRITE_PROBE_HOOK_SYSCALL_EXIT || g.probe.enter_link_fd >= 0)) {
                 /* With the probe in force the groups are not used: nobody is held. */
-                if (g.write_fd >= 0)
-                        close(g.write_fd);
-                if (g.open_fd >= 0)
-                        close(g.open_fd);
+                safe_close(g.write_fd);
+                safe_close(g.open_fd);
                 g.write_fd = g.open_fd = -ENOENT;
                 g.probe_error = 0;
                 /* The hook, as the loader said it: the daemon's startup line names it. */
@@ -483,8 +480,7 @@ int writer_groups_take_stored(WriterGroups *ret) {
         g.probe.ring_fd = g.probe.link_fd = g.probe.enter_link_fd = g.probe.config_fd = -ENOENT;
         g.probe_hook = _WRITE_PROBE_HOOK_MAX;
         if (g.write_fd < 0) {
-                if (g.open_fd >= 0)
-                        close(g.open_fd); /* the gate names writers for the write group's records only */
+                safe_close(g.open_fd); /* the gate names writers for the write group's records only */
                 return 0;
         }
         *ret = g;

@@ -32,6 +32,14 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_close_ _cleanup_(closep)
 
+/* Closes fd if it is one (a negative one is an -errno kept in its place); returns -EBADF, for fd =
+ * safe_close(fd). */
+static inline int safe_close(int fd) {
+        if (fd >= 0)
+                close(fd);
+        return -EBADF;
+}
+
 /* Hands an fd out of a _cleanup_close_ variable. */
 #define TAKE_FD(fd)                                                                                         \
         ({                                                                                                  \

@@ -5,6 +5,8 @@
  * Only what freep() calls; a user includes what it calls itself. The
  * cleanup helpers of file descriptors and directories are fileio.h's.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
@@ -41,3 +43,29 @@ static inline void freep(void *p) {
         })
 
 #define STRLEN(s) (sizeof(s) - 1)
+
+/*
+ * Room for element n of the array *items (of *cap elements of size bytes):
+ * nothing when n < *cap, else the array doubled (first elements the first
+ * time), never past max (0: no limit). 0, or -ENOMEM (the product would
+ * overflow, max is reached, or realloc() failed) with *items and *cap as
+ * they were. items is the address of the array's pointer, whatever its
+ * type: the one growth rule of the tree.
+ */
+static inline int array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first, size_t max) {
+        size_t c = *cap ? *cap * 2 : first;
+        void *p;
+
+        if (n < *cap)
+                return 0;
+        if (max && c > max)
+                c = max;
+        if (c <= n || c < *cap || c > SIZE_MAX / size)
+                return -ENOMEM;
+        p = realloc(*(void **)items, c * size);
+        if (!p)
+                return -ENOMEM;
+        *(void **)items = p;
+        *cap = c;
+        return 0;
+}

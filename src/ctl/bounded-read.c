@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "thpguard/event-util.h"
+#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 
 struct CtlBoundedReader {
@@ -95,8 +96,7 @@ static void child_drop(CtlBoundedReader *r) {
                 (void)kill(r->child, SIGKILL);
                 (void)waitpid(r->child, NULL, WNOHANG);
         }
-        if (r->fd >= 0)
-                close(r->fd);
+        safe_close(r->fd);
         r->child = 0;
         r->fd = -EBADF;
 }

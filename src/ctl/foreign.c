@@ -278,17 +278,9 @@ static int writer_find(CtlForeign *f, const char *label, CtlWriter **ret) {
                 *ret = NULL;
                 return 0;
         }
-        if (f->n_writers == f->n_allocated) {
-                size_t cap = f->n_allocated ? f->n_allocated * 2 : 8;
-
-                if (cap > CTL_WRITERS_MAX)
-                        cap = CTL_WRITERS_MAX;
-                w = realloc(f->writers, cap * sizeof(*w));
-                if (!w)
-                        return -ENOMEM;
-                f->writers = w;
-                f->n_allocated = cap;
-        }
+        if (array_grow(&f->writers, &f->n_allocated, f->n_writers, sizeof(*f->writers), 8, CTL_WRITERS_MAX) <
+            0)
+                return -ENOMEM;
         w = &f->writers[f->n_writers++];
         *w = (CtlWriter){};
         snprintf(w->label, sizeof(w->label), "%s", label);

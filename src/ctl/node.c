@@ -14,10 +14,10 @@
 #include "thpguard/escape.h"
 #include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
-#include "thpguard/sysfs.h"
 #include "thpguard/macro.h"
 #include "thpguard/number.h"
 #include "thpguard/path.h"
+#include "thpguard/sysfs.h"
 
 const char *ctl_knob_state_to_string(CtlKnobState s) {
         static const char *const names[_CTL_KNOB_STATE_MAX] = {
@@ -75,15 +75,8 @@ static const PolicyKnob *policy_find(const Policy *p, const char *path) {
 }
 
 static CtlKnob *knob_append(CtlNode *n, size_t *cap) {
-        if (n->n_knobs == *cap) {
-                size_t c = *cap ? *cap * 2 : 32;
-                CtlKnob *k = realloc(n->knobs, c * sizeof(*k));
-
-                if (!k)
-                        return NULL;
-                n->knobs = k;
-                *cap = c;
-        }
+        if (array_grow(&n->knobs, cap, n->n_knobs, sizeof(*n->knobs), 32, 0) < 0)
+                return NULL;
         n->knobs[n->n_knobs] = (CtlKnob){};
         return &n->knobs[n->n_knobs++];
 }
@@ -247,15 +240,8 @@ static int collect_knobs(CtlNode *n, const Sysfs *s) {
 
                 if (kb == 0)
                         continue;
-                if (n->n_sizes == cap_sizes) {
-                        size_t c = cap_sizes ? cap_sizes * 2 : 16;
-                        CtlSizeStats *z = realloc(n->sizes, c * sizeof(*z));
-
-                        if (!z)
-                                return -ENOMEM;
-                        n->sizes = z;
-                        cap_sizes = c;
-                }
+                if (array_grow(&n->sizes, &cap_sizes, n->n_sizes, sizeof(*n->sizes), 16, 0) < 0)
+                        return -ENOMEM;
                 n->sizes[n->n_sizes] = (CtlSizeStats){ .size_kb = kb };
                 if (copy_name(n->sizes[n->n_sizes].dir, sizeof(n->sizes[0].dir), de->d_name))
                         n->n_sizes++;

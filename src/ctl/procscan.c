@@ -75,15 +75,8 @@ int ctl_proc_scan(const char *proc_root, size_t top_n, CtlProcScan *ret) {
                 if (rollup.anon_huge_pages_kb == 0)
                         continue;
                 s.n_with_thp++;
-                if (n_cand == cap_cand) {
-                        size_t cap = cap_cand ? cap_cand * 2 : 64;
-                        CtlProcess *p = realloc(cand, cap * sizeof(*p));
-
-                        if (!p)
-                                return -ENOMEM;
-                        cand = p;
-                        cap_cand = cap;
-                }
+                if (array_grow(&cand, &cap_cand, n_cand, sizeof(*cand), 64, 0) < 0)
+                        return -ENOMEM;
                 cand[n_cand++] = (CtlProcess){ .pid = pid, .rollup = rollup, .thp_enabled = -1 };
         }
 

@@ -100,15 +100,8 @@ static int add_sample(CtlWorkloads *ws, size_t *cap, const Sample *s) {
                 if (same_group(&ws->items[i], s))
                         w = &ws->items[i];
         if (!w) {
-                if (ws->n == *cap) {
-                        size_t c = *cap ? *cap * 2 : 32;
-                        CtlWorkload *p = realloc(ws->items, c * sizeof(*p));
-
-                        if (!p)
-                                return -ENOMEM;
-                        ws->items = p;
-                        *cap = c;
-                }
+                if (array_grow(&ws->items, cap, ws->n, sizeof(*ws->items), 32, 0) < 0)
+                        return -ENOMEM;
                 w = &ws->items[ws->n++];
                 *w = (CtlWorkload){ .kind = kind_of(s), .owner = s->owner };
                 /* A container in a unit (libpod-<id>.scope) keeps its unit; a group by cgroup needs its

@@ -34,7 +34,9 @@ thp = { enabled = "madvise"; };'
 "$THPGUARDD" --config "$POLICY" --log-target=journal 9>&- 2>"$TMP/daemon.log" &
 DAEMON_PID=$!
 on_exit "kill $DAEMON_PID 2>/dev/null || true"
-wait_until 10 sh -c 'journalctl -q -o cat _PID=$1 >"$2" 2>/dev/null; grep -q "^started" "$2"' _ "$DAEMON_PID" "$TMP/j.txt" ||
+# The write source's line too: it joins after startup, and the drift below is to be named.
+wait_until 10 sh -c 'journalctl -q -o cat _PID=$1 >"$2" 2>/dev/null; grep -q "^started" "$2" && grep -q "^write source: " "$2"' \
+        _ "$DAEMON_PID" "$TMP/j.txt" ||
         fail "thpguardd did not start: $(cat "$TMP/daemon.log" "$TMP/j.txt")"
 # A writer that stays until it has been looked up: echo is the shell's own write.
 sh -c "echo always >$THP/enabled; sleep 2"
