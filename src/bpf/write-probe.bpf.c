@@ -408,15 +408,21 @@ struct pt_regs {
         unsigned long orig_x0;
         int syscallno;
 } __attribute__((preserve_access_index));
-#define FUNC_ARG1(regs)    BPF_CORE_READ(regs, regs[0])
-#define FUNC_ARG2(regs)    BPF_CORE_READ(regs, regs[1])
-#define FUNC_ARG3(regs)    BPF_CORE_READ(regs, regs[2])
-#define SYSCALL_NR(regs)   ((long)BPF_CORE_READ(regs, syscallno))
-#define SYSCALL_ARG1(regs) BPF_CORE_READ(regs, orig_x0)
-#define SYSCALL_ARG2(regs) BPF_CORE_READ(regs, regs[1])
+/*
+ * The kernel's regs[31] sits in an anonymous union (beside user_regs) and
+ * an anonymous struct: libbpf's CO-RE matching descends into both. The
+ * macros' parameter is p, not regs: a parameter named like the field
+ * would turn regs[0] into ctx[0].
+ */
+#define FUNC_ARG1(p)    BPF_CORE_READ(p, regs[0])
+#define FUNC_ARG2(p)    BPF_CORE_READ(p, regs[1])
+#define FUNC_ARG3(p)    BPF_CORE_READ(p, regs[2])
+#define SYSCALL_NR(p)   ((long)BPF_CORE_READ(p, syscallno))
+#define SYSCALL_ARG1(p) BPF_CORE_READ(p, orig_x0)
+#define SYSCALL_ARG2(p) BPF_CORE_READ(p, regs[1])
 /* arm32 on arm64: the same registers. */
-#define COMPAT_ARG1(regs)  BPF_CORE_READ(regs, orig_x0)
-#define COMPAT_ARG2(regs)  BPF_CORE_READ(regs, regs[1])
+#define COMPAT_ARG1(p)  BPF_CORE_READ(p, orig_x0)
+#define COMPAT_ARG2(p)  BPF_CORE_READ(p, regs[1])
 #else
 #error "the BPF write probe knows the registers of x86 and arm64 only"
 #endif
