@@ -25,7 +25,9 @@
  * one the daemon wrote into the config map), pid= (the writer's tgid),
  * pidns= (the inode of its PID namespace: the daemon's own, with its pid,
  * makes the record of one of its own corrections), comm=, value= (what
- * was written; \n for a newline). After each record the helper writes
+ * was written; \n for a newline), entry=1 (a kprobe's record, made at the
+ * write's entry: WRITE_PROBE_RECORD_AT_ENTRY, its ret the length asked
+ * for, 7 without a value). After each record the helper writes
  * "ok quiet" or "ok wake" and "self=" the tgid the daemon wrote into the
  * config map to FIFO.ack ("error" if it could not).
  *
@@ -164,7 +166,7 @@ static struct write_probe_config config_said(int config_fd) {
 
 static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *ret) {
         struct slot s = { .record = { .cgroup_depth = 0 } };
-        int quiet = -1;
+        int quiet = -1, entry = 0;
 
         s.record.sb_dev = own_sb_dev;
         for (char *save = NULL, *kv = strtok_r(line, " \n", &save); kv; kv = strtok_r(NULL, " \n", &save)) {
@@ -187,15 +189,19 @@ static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *
                         snprintf(s.record.comm, sizeof(s.record.comm), "%s", v);
                 else if (strcmp(kv, "value") == 0)
                         parse_value(v, &s.record);
+                else if (strcmp(kv, "entry") == 0)
+                        entry = atoi(v);
                 else
                         return -EINVAL;
         }
+        if (entry && s.record.ret == 0)
+                s.record.ret = 7; /* "always\n" asked for, no value shown: the kprobe hook's */
         if (quiet < 0) {
                 __u32 said = config_said(config_fd).quiet_sb_dev;
 
                 quiet = said != 0 && said == s.record.sb_dev;
         }
-        s.record.flags = quiet ? WRITE_PROBE_RECORD_QUIET : 0;
+        s.record.flags = (quiet ? WRITE_PROBE_RECORD_QUIET : 0) | (entry ? WRITE_PROBE_RECORD_AT_ENTRY : 0);
         s.flags = quiet ? BPF_RB_NO_WAKEUP : 0;
         *ret = s;
         return 0;
