@@ -22,7 +22,10 @@
  * maybe after we have corrected; so after a drift whose record is not in,
  * the thread looks at the ring on a timer (1 ms, doubling) until it is,
  * for at most WRITE_PROBE_LATE_RECORD_USEC, and wakes the loop only when
- * it has something. Idle, it sleeps without a timeout.
+ * it has something. Idle, it sleeps without a timeout. On the kprobe hook
+ * the record comes first, made at the write's entry: for a write through
+ * another sysfs mount, which raises no event, the thread reads the knob
+ * again on the same timer until the write has landed.
  *
  * The thread and the loop share the knob state under d->lock, which the
  * loop holds whenever it dispatches (daemon_loop()); the thread holds it
@@ -139,20 +142,32 @@ _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 TrackedKnob *rt = &d->knobs[i];
 
-                if (!named[i] && !by_probe[i])
+                if (!named[i] && !by_probe[i] && !rt->corrector_entry_pending)
                         continue;
                 /* An outcome the loop has not taken yet is kept: the loop checks the knob again itself. */
                 if (rt->corrector_has_outcome)
                         rt->corrector_recheck = true;
                 else if (daemon_correct_knob(d, i, &rt->corrector_outcome)) {
+                        bool entry = rt->corrector_entry_pending && !named[i];
+
+                        /*
+                         * Compliant after a kprobe's record through another mount:
+                         * that write has not landed yet. Nothing for the loop (its
+                         * compliant read would forget the writer); read again.
+                         */
+                        if (entry && rt->corrector_outcome.action == ENFORCE_NONE)
+                                continue;
+                        rt->corrector_entry_pending = false;
                         rt->corrector_has_outcome = true;
+                        *ret_news = true;
                         rt->corrector_read_seq = rt->probe_seq;
                         /*
                          * bpf: through another sysfs mount, which no inotify event
                          * tells of. On fexit the probe's record comes before
                          * inotify's event for a write through ours too: inotify's.
                          */
-                        rt->corrector_trigger = other_mount[i] && !named[i] ? TRIGGER_BPF : TRIGGER_INOTIFY;
+                        rt->corrector_trigger =
+                            (other_mount[i] || entry) && !named[i] ? TRIGGER_BPF : TRIGGER_INOTIFY;
                         wrote |= rt->corrector_outcome.written;
                         /* A drift whose writer's record is not in yet: looked for (await_next()). */
                         if (rt->corrector_outcome.action != ENFORCE_NONE &&
@@ -258,14 +273,22 @@ typedef struct RecordAwait {
  * Only the clock moves the schedule: a batch for anything else (our own
  * write's record, an event) neither brings a look forward nor pushes the
  * delay up, so the looks are about ten in a second whatever else comes.
+ * A knob read again after a kprobe's record is given up the same way, to
+ * the loop, which checks it: returns whether there is one for it.
  */
-static void await_next(Daemon *d, RecordAwait *a, uint64_t now) {
-        bool any = false, give_up = a->until && now >= a->until && !d->corrector_await_new;
+static bool await_next(Daemon *d, RecordAwait *a, uint64_t now) {
+        bool any = false, give_up = a->until && now >= a->until && !d->corrector_await_new, news = false;
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
-                if (give_up)
-                        d->knobs[i].corrector_awaits_record = false;
-                any |= d->knobs[i].corrector_awaits_record;
+                TrackedKnob *rt = &d->knobs[i];
+
+                if (give_up) {
+                        rt->corrector_awaits_record = false;
+                        if (rt->corrector_entry_pending)
+                                rt->corrector_recheck = news = true;
+                        rt->corrector_entry_pending = false;
+                }
+                any |= rt->corrector_awaits_record || rt->corrector_entry_pending;
         }
         if (!any)
                 *a = (RecordAwait){};
@@ -278,6 +301,7 @@ static void await_next(Daemon *d, RecordAwait *a, uint64_t now) {
                 a->next = now + a->delay;
         }
         d->corrector_await_new = false;
+        return news;
 }
 
 /* poll()'s timeout for the next look: -1 when none is due, else the milliseconds to it, rounded up. */
@@ -334,7 +358,7 @@ _hot_ static void *corrector_main(void *userdata) {
                         d->corrector_error = error;
                 else
                         wrote = correct_batch(d, buf, (size_t)n, &news, &ring_busy);
-                await_next(d, &await, now);
+                news |= await_next(d, &await, now);
                 resume = ratelimit_count(&d->corrector_ratelimit, now);
                 atomic_store(&d->corrector_busy, false);
                 pthread_mutex_unlock(&d->lock);

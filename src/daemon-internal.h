@@ -125,6 +125,15 @@ typedef struct TrackedKnob {
          * looks for it on a timer until it is in.
          */
         bool corrector_awaits_record;
+        /*
+         * A kprobe's record (WRITE_PROBE_RECORD_AT_ENTRY) of a write through
+         * another superblock: made at the write's entry, before the kernel
+         * stored the value, and no inotify event follows. The thread reads
+         * the knob again on the same timer until it finds the drift, and
+         * gives the knob to the loop to check when the time is up (a write
+         * the kernel refused changes nothing).
+         */
+        bool corrector_entry_pending;
         EnforceOutcome corrector_outcome;
 } TrackedKnob;
 

@@ -125,6 +125,12 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool
                 d->knobs[i].probe_record = r;
                 d->knobs[i].probe_seq++;
                 d->knobs[i].corrector_awaits_record = false;
+                /* Made before the write landed, and no event will tell when it has: looked at on a timer. */
+                if ((r.flags & WRITE_PROBE_RECORD_AT_ENTRY) && !same_superblock(&d->knobs[i], r.sb_dev) &&
+                    !d->knobs[i].corrector_entry_pending) {
+                        d->knobs[i].corrector_entry_pending = true;
+                        d->corrector_await_new = true;
+                }
         }
         *ret_busy = next == -EBUSY;
         return taken;

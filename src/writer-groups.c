@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -339,14 +340,91 @@ int writer_groups_match(const WriterGroups *g, const WriterWant *want, char *why
         return -EMEDIUMTYPE;
 }
 
+/*
+ * systemd closes a stored fd the moment it polls POLLHUP or POLLERR
+ * ("Received EPOLLHUP on stored fd N (NAME), closing"), given to the
+ * service yet or not. A kprobe's perf event with no ring buffer of its own
+ * always polls POLLHUP (a kprobe has no bpf_link before Linux 5.15, nor
+ * with libbpf 0.3: Debian 11), and an array map, the config, POLLERR: the
+ * daemon got them only where systemd happened to pass the store on before
+ * it looked at them. Such an fd goes into the store inside a carrier, a
+ * datagram socket whose peer sent it and is gone, which polls nothing;
+ * writer_groups_take_stored() takes it out. Returns the fd to store.
+ */
+static int carry(int fd) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        char byte = 0;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        struct msghdr m = { .msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = control.buf,
+                            .msg_controllen = sizeof(control.buf) };
+        struct pollfd p = { .fd = fd };
+        struct cmsghdr *c;
+        int sv[2];
+
+        if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLHUP | POLLERR)))
+                return fd;
+        if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(sv[0], &m, MSG_NOSIGNAL) != 1) {
+                int r = -errno;
+
+                close(sv[0]);
+                close(sv[1]);
+                return r < 0 ? r : -EIO;
+        }
+        close(sv[0]);
+        close(fd);
+        return sv[1];
+}
+
+/* What a stored fd holds: the one in its carrier (carry()), which is closed; else the fd itself. */
+static int uncarry(int fd) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control;
+        char byte;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        struct msghdr m = { .msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = control.buf,
+                            .msg_controllen = sizeof(control.buf) };
+        struct cmsghdr *c;
+        struct stat st;
+        int inner = -EBADF;
+
+        if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return fd;
+        if (recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) == 1 && !(m.msg_flags & MSG_CTRUNC) &&
+            (c = CMSG_FIRSTHDR(&m)) && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&inner, CMSG_DATA(c), sizeof(int));
+        close(fd);
+        return inner;
+}
+
 /* Sends fd to the service manager's store under name, and closes our copy either way. */
 static int store_and_close(int fd, const char *name) {
         char msg[128];
-        int r;
+        int r, stored = carry(fd);
 
+        if (stored < 0) {
+                close(fd);
+                return stored;
+        }
         snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=%s", name);
-        r = sd_pid_notify_with_fds(0, 0, msg, &fd, 1);
-        close(fd);
+        r = sd_pid_notify_with_fds(0, 0, msg, &stored, 1);
+        close(stored);
         /* 0: no NOTIFY_SOCKET, so nobody would keep it. */
         return r < 0 ? r : r == 0 ? -ENOTCONN : 0;
 }
@@ -438,7 +516,12 @@ int writer_groups_take_stored(WriterGroups *ret) {
                         slot = &g.probe.enter_link_fd;
                 else if (name && strcmp(name, WRITE_PROBE_FDNAME_CONFIG) == 0 && g.probe.config_fd < 0)
                         slot = &g.probe.config_fd;
-                if (slot == &g.probe.ring_fd)
+                /* The probe's fds may come in a carrier (carry()). */
+                if (slot && slot != &g.write_fd && slot != &g.open_fd)
+                        fd = uncarry(fd);
+                if (fd < 0)
+                        taken = false;
+                else if (slot == &g.probe.ring_fd)
                         taken = take_probe_fd(fd, write_probe_check_ring_fd);
                 else if (slot == &g.probe.link_fd || slot == &g.probe.enter_link_fd)
                         taken = take_probe_fd(fd, write_probe_check_link_fd);
@@ -448,7 +531,7 @@ int writer_groups_take_stored(WriterGroups *ret) {
                         taken = take_group(fd);
                 if (taken)
                         *slot = fd;
-                else
+                else if (fd >= 0)
                         close(fd);
                 if (slot)
                         unstore(name);

@@ -15,7 +15,12 @@
 #     then none;
 #  4. many drifts whose records never come, with records of the daemon's
 #     own corrections in the ring between them: the looks stay on the
-#     clock, no busy loop.
+#     clock, no busy loop;
+#  5. a kprobe's record (made at the write's entry, before the value is
+#     stored) of a write through another network namespace's sysfs, which
+#     raises no inotify event: the knob reads compliant when the record
+#     wakes the corrector, and the write lands 50 ms later. It is corrected
+#     at once all the same, trigger bpf, its writer named.
 set -euo pipefail
 source "$SRCDIR/tests/lib/daemon.sh"
 : "${PROBE_INJECT:?PROBE_INJECT is not set: run this test through ctest}"
@@ -154,5 +159,18 @@ woke=$(($(switches) - before))
 [ "$INJECTED_SELF" = "self=$DAEMON_PID" ] ||
         fail "after records of its own writes the config map says $INJECTED_SELF, want self=$DAEMON_PID"
 echo "$DRIFTS drifts whose records never came, our own records beside them: the corrector woke $woke times"
+
+# ---- 5. A kprobe's record, before its write through another mount lands. ----
+need_mount_ns
+echo "ino=$ino sb=other entry=1 pid=7171 comm=podwriter" 1<>"$TMP/inject"
+read -r -t 5 ack how _ <>"$TMP/inject.ack" || fail "probe-inject did not answer (the daemon is $(daemon_state))"
+[ "$ack $how" = "ok wake" ] || fail "a record through another superblock asked for no wakeup ($ack $how)"
+sleep 0.05
+unshare -m -n sh -c 'mount -t sysfs sysfs /sys && echo always > /sys/kernel/mm/transparent_hugepage/enabled'
+thp_wait_for enabled madvise 1 ||
+        fail "a write through another mount, 50 ms after its kprobe record, was not corrected within 1 s (reads $(thp_get enabled))"
+wait_event 3 corrected knob=enabled observed=always trigger=bpf writer_pid=7171 writer_comm=podwriter ||
+        fail "its correction is not trigger=bpf naming pid 7171: $(event_lines corrected knob=enabled | tail -n 1)"
+echo "a kprobe's record 50 ms before its write through another mount landed: corrected, trigger bpf, writer named"
 
 daemon_stop

@@ -34,10 +34,11 @@
  * room for before this one, as the kernel's program counts them), ago=
  * (the write began this many ms before the line; default: when the line
  * is read), at=mark (it began at the last line "mark", which the helper
- * answers "ok mark"). After
- * each record
- * the helper writes "ok quiet" or "ok wake" and "self=" the tgid the
- * daemon wrote into the config map to FIFO.ack ("error" if it could not).
+ * answers "ok mark"), entry=1 (a kprobe's record, made at the write's
+ * entry: WRITE_PROBE_RECORD_AT_ENTRY, its ret the length asked for, 7
+ * without a value). After each record the helper writes "ok quiet" or
+ * "ok wake" and "self=" the tgid the daemon wrote into the config map to
+ * FIFO.ack ("error" if it could not).
  *
  * The helper forks: the parent becomes CMD, with this pid, and a child
  * serves FIFO until CMD exits (its pidfd). Exit 125 if the kernel
@@ -331,7 +332,7 @@ static __u64 mark_ns;
 
 static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *ret) {
         struct slot s = { .record = { .cgroup_depth = 0 }, .cpu = -1 };
-        int quiet = -1;
+        int quiet = -1, entry = 0;
 
         s.record.sb_dev = own_sb_dev;
         s.record.ktime_ns = s.record.ktime_end_ns = monotonic_ns();
@@ -365,15 +366,21 @@ static int parse_line(char *line, __u32 own_sb_dev, int config_fd, struct slot *
                         s.record.ktime_ns = s.record.ktime_end_ns -= strtoull(v, NULL, 10) * 1000000u;
                 else if (strcmp(kv, "at") == 0 && strcmp(v, "mark") == 0)
                         s.record.ktime_ns = s.record.ktime_end_ns = mark_ns;
+                else if (strcmp(kv, "entry") == 0)
+                        entry = atoi(v);
                 else
                         return -EINVAL;
         }
+        if (entry && s.record.ret == 0)
+                s.record.ret = 7; /* "always\n" asked for, no value shown: the kprobe hook's */
+        if (entry)
+                s.record.ktime_end_ns = 0; /* made before the write: its end is not known */
         if (quiet < 0) {
                 __u32 said = config_said(config_fd).quiet_sb_dev;
 
                 quiet = said != 0 && said == s.record.sb_dev;
         }
-        s.record.flags = quiet ? WRITE_PROBE_RECORD_QUIET : 0;
+        s.record.flags = (quiet ? WRITE_PROBE_RECORD_QUIET : 0) | (entry ? WRITE_PROBE_RECORD_AT_ENTRY : 0);
         s.flags = quiet ? BPF_RB_NO_WAKEUP : 0;
         *ret = s;
         return 0;

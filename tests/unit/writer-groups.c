@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -302,6 +304,64 @@ static void test_take_probe_bad_config(void **state) {
         enter_link_fd = -1;
 }
 
+static bool is_socket(int fd) {
+        struct stat st;
+
+        return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/*
+ * The probe through a real store's round trip. systemd closes a stored fd
+ * that polls POLLHUP or POLLERR: the config map (an array map polls
+ * POLLERR; a kprobe's perf event, where there is one, POLLHUP) is sent in
+ * a carrier that polls nothing, the ring as it is, and the daemon takes
+ * each out of what LISTEN_FDS passes it.
+ */
+static void test_store_carries_what_polls_hup(void **state) {
+        WriterWant want = { .source = WRITE_SOURCE_BPF, .hook = WRITE_PROBE_HOOK_AUTO };
+        WriterGroups g, taken;
+        int fds[4] = { -1, -1, -1, -1 }, fd;
+        const char *names[] = { WRITE_PROBE_FDNAME_LINK, WRITE_PROBE_FDNAME_RING, WRITE_PROBE_FDNAME_CONFIG,
+                                WRITE_PROBE_FDNAME_ENTER };
+        char text[256];
+        Manager m;
+        int n = 0;
+
+        (void)state;
+        load_probe_or_skip(&g); /* which hook this machine gives */
+        want.hook = g.probe_hook;
+        writer_groups_close(&g);
+        manager_start(&m);
+        assert_int_equal(writer_groups_store(&want, &g), 0);
+        while (manager_receive(&m, text, sizeof(text), &fd)) {
+                struct pollfd p = { .fd = fd };
+
+                assert_true(fd >= 0);
+                /* What systemd polls for: nothing. */
+                assert_int_equal(poll(&p, 1, 0), 0);
+                for (int i = 0; i < 4; i++)
+                        if (strcmp(text + strlen("FDSTORE=1\nFDNAME="), names[i]) == 0)
+                                fds[i] = fd;
+                n++;
+        }
+        assert_int_equal(n, want.hook == WRITE_PROBE_HOOK_SYSCALL_EXIT ? 4 : 3);
+        assert_true(fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0);
+        assert_false(is_socket(fds[1]));
+        assert_true(is_socket(fds[2]));
+        enter_link_fd = fds[3];
+        pass_probe_fds(fds);
+        assert_int_equal(writer_groups_take_stored(&taken), 1);
+        assert_int_equal(taken.probe_error, 0);
+        assert_int_equal(taken.probe_hook, want.hook);
+        assert_true(taken.probe.config_fd >= 0 && !is_socket(taken.probe.config_fd));
+        assert_int_equal(fcntl(taken.probe.config_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        /* The carrier is closed: only the map is left. */
+        assert_false(fd_open(SD_LISTEN_FDS_START + 2) && is_socket(SD_LISTEN_FDS_START + 2));
+        writer_groups_close(&taken);
+        enter_link_fd = -1;
+        manager_stop(&m);
+}
+
 static void test_store_sends_named_groups(void **state) {
         Manager m;
         WriterGroups g;
@@ -345,6 +405,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_take_refuses_fake_probe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_probe_and_unstore, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_probe_bad_config, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_store_carries_what_polls_hup, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_store_sends_named_groups, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_store_without_manager, setup, teardown),
         };
