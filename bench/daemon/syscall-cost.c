@@ -656,32 +656,31 @@ int main(int argc, char **argv) {
                 printf(" (ns per getppid()/write())\n");
         }
 
-        double base[N_CALLS] = { 0 }, lo, hi;
-        printf(
-            "\nns per call for this process, median (min-max) of the rounds, and the medians' ratio to no "
-            "daemon:\n");
-        printf("%-26s %-40s %-30s %-30s\n", "mode", "write source (BPF links held)", "getppid()",
+        double med[N_MODES][N_CALLS] = { { 0 } }, lo[N_MODES][N_CALLS] = { { 0 } },
+               hi[N_MODES][N_CALLS] = { { 0 } };
+        for (int m = 0; m < N_MODES; m++)
+                for (int c = 0; c < N_CALLS && mode[m].rounds > 0; c++)
+                        med[m][c] = median_of(mode[m].ns[c], mode[m].rounds, &lo[m][c], &hi[m][c]);
+        printf("\nns per call for this process, median (min-max) of the rounds, the medians' ratio to no "
+               "daemon, and the minimums' (the least disturbed round of each):\n");
+        printf("%-26s %-40s %-40s %-40s\n", "mode", "write source (BPF links held)", "getppid()",
                "write() of 1 byte to /dev/null");
         for (int m = 0; m < N_MODES; m++) {
                 Mode *o = &mode[m];
-                char cell[N_CALLS][64], src[96];
-                double med[N_CALLS] = { 0 };
+                char cell[N_CALLS][96], src[96];
 
                 snprintf(src, sizeof(src), "%s%s%s%s%s", m == NO_DAEMON ? "-" : o->source,
                          o->links[0] && !o->refused ? " [" : "", o->refused ? "" : o->links,
                          o->links[0] && !o->refused ? "]" : "", o->varied ? " (varied)" : "");
                 if (o->rounds == 0) {
-                        printf("%-26s %-40s %-30s %-30s\n", mode_name[m], src, "refused", "refused");
+                        printf("%-26s %-40s %-40s %-40s\n", mode_name[m], src, "refused", "refused");
                         continue;
                 }
-                for (int c = 0; c < N_CALLS; c++) {
-                        med[c] = median_of(o->ns[c], o->rounds, &lo, &hi);
-                        if (m == NO_DAEMON)
-                                base[c] = med[c];
-                        snprintf(cell[c], sizeof(cell[c]), "%.1f (%.1f-%.1f) %.2fx", med[c], lo, hi,
-                                 base[c] > 0 ? med[c] / base[c] : 0.0);
-                }
-                printf("%-26s %-40s %-30s %-30s\n", mode_name[m], src, cell[GETPPID], cell[WRITE_NULL]);
+                for (int c = 0; c < N_CALLS; c++)
+                        snprintf(cell[c], sizeof(cell[c]), "%.1f (%.1f-%.1f) %.2fx, min %.2fx", med[m][c],
+                                 lo[m][c], hi[m][c], med[m][c] / med[NO_DAEMON][c],
+                                 lo[m][c] / lo[NO_DAEMON][c]);
+                printf("%-26s %-40s %-40s %-40s\n", mode_name[m], src, cell[GETPPID], cell[WRITE_NULL]);
         }
         printf(
             "\nthe probe's own cost: %ld writes of %s's own value, run_time_ns and run_cnt of the daemon's "
@@ -698,7 +697,6 @@ int main(int argc, char **argv) {
         /* For scripts: one line per mode, then per measured hook. */
         for (int m = 0; m < N_MODES; m++) {
                 Mode *o = &mode[m];
-                double g, w;
                 char src[64];
                 int i = 0;
 
@@ -706,20 +704,20 @@ int main(int argc, char **argv) {
                         printf("summary mode=%s source=refused\n", mode_hook[m]);
                         continue;
                 }
-                g = median_of(o->ns[GETPPID], o->rounds, &lo, &hi);
-                w = median_of(o->ns[WRITE_NULL], o->rounds, &lo, &hi);
                 snprintf(src, sizeof(src), "%s", m == NO_DAEMON ? "-" : o->source);
                 for (char *p = src; *p; p++)
                         if (*p != ' ')
                                 src[i++] = *p;
                 src[i] = '\0';
                 printf("summary mode=%s source=%s links=%s raw_tracepoint=%s getppid_ns=%.1f getppid_x=%.2f "
-                       "write_ns=%.1f write_x=%.2f\n",
+                       "getppid_min_x=%.2f write_ns=%.1f write_x=%.2f write_min_x=%.2f\n",
                        m == NO_DAEMON  ? "none"
                        : m == DEFAULTS ? "defaults"
                                        : mode_hook[m],
-                       src, o->links[0] ? o->links : "-", o->raw_tp ? "yes" : "no", g, g / base[GETPPID], w,
-                       w / base[WRITE_NULL]);
+                       src, o->links[0] ? o->links : "-", o->raw_tp ? "yes" : "no", med[m][GETPPID],
+                       med[m][GETPPID] / med[NO_DAEMON][GETPPID], lo[m][GETPPID] / lo[NO_DAEMON][GETPPID],
+                       med[m][WRITE_NULL], med[m][WRITE_NULL] / med[NO_DAEMON][WRITE_NULL],
+                       lo[m][WRITE_NULL] / lo[NO_DAEMON][WRITE_NULL]);
         }
         for (int m = FEXIT; m < N_MODES; m++)
                 if (probe_summary[m][0])
