@@ -340,12 +340,21 @@ int writer_groups_match(const WriterGroups *g, const WriterWant *want, char *why
         return -EMEDIUMTYPE;
 }
 
-/* Sends fd to the service manager's store under name, and closes our copy either way. */
-static int store_and_close(int fd, const char *name) {
+/*
+ * Sends fd to the service manager's store under name, and closes our copy
+ * either way. The store polls what it holds and drops an fd that reports
+ * EPOLLHUP: a kprobe held by its perf event's own fd (Linux before 5.15,
+ * Debian 11) always does, as a perf event without a ring buffer polls
+ * EPOLLHUP, so the daemon got the probe or not by how soon the manager
+ * looked. FDPOLL=0 (systemd 246 and later; older ones ignore the field)
+ * asks the store not to poll the probe's fds: nothing ends them but their
+ * last close.
+ */
+static int store_and_close(int fd, const char *name, bool watched) {
         char msg[128];
         int r;
 
-        snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=%s", name);
+        snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=%s%s", name, watched ? "" : "\nFDPOLL=0");
         r = sd_pid_notify_with_fds(0, 0, msg, &fd, 1);
         close(fd);
         /* 0: no NOTIFY_SOCKET, so nobody would keep it. */
@@ -358,7 +367,7 @@ int writer_groups_store(const WriterWant *want, WriterGroups *ret) {
         writer_groups_open(want, HOST_THP_DIR, &g);
         if (g.probe_error == 0) {
                 /* The ring first: a link alone is of no use to the daemon (writer_groups_take_stored()). */
-                g.probe.ring_fd = store_and_close(g.probe.ring_fd, WRITE_PROBE_FDNAME_RING);
+                g.probe.ring_fd = store_and_close(g.probe.ring_fd, WRITE_PROBE_FDNAME_RING, false);
                 if (g.probe.ring_fd < 0) {
                         int r = g.probe.ring_fd;
 
@@ -368,22 +377,23 @@ int writer_groups_store(const WriterWant *want, WriterGroups *ret) {
                         /* sys_enter's before sys_exit's: a daemon given sys_exit alone would see nothing. */
                         if (g.probe.enter_link_fd >= 0)
                                 g.probe.enter_link_fd =
-                                    store_and_close(g.probe.enter_link_fd, WRITE_PROBE_FDNAME_ENTER);
-                        g.probe.link_fd = store_and_close(g.probe.link_fd, WRITE_PROBE_FDNAME_LINK);
+                                    store_and_close(g.probe.enter_link_fd, WRITE_PROBE_FDNAME_ENTER, false);
+                        g.probe.link_fd = store_and_close(g.probe.link_fd, WRITE_PROBE_FDNAME_LINK, false);
                         /* Without it every record wakes the daemon: as fast a correction, a slower write. */
-                        g.probe.config_fd = store_and_close(g.probe.config_fd, WRITE_PROBE_FDNAME_CONFIG);
+                        g.probe.config_fd =
+                            store_and_close(g.probe.config_fd, WRITE_PROBE_FDNAME_CONFIG, false);
                 }
                 *ret = g;
                 return g.probe.ring_fd < 0 ? g.probe.ring_fd : g.probe.link_fd < 0 ? g.probe.link_fd : 0;
         }
         if (g.write_fd >= 0)
-                g.write_fd = store_and_close(g.write_fd, WRITER_GROUP_FDNAME_WRITE);
+                g.write_fd = store_and_close(g.write_fd, WRITER_GROUP_FDNAME_WRITE, true);
         /* The open group alone is of no use to the daemon (writer_groups_take_stored()). */
         if (g.open_fd >= 0 && g.write_fd < 0) {
                 close(g.open_fd);
                 g.open_fd = g.write_fd;
         } else if (g.open_fd >= 0)
-                g.open_fd = store_and_close(g.open_fd, WRITER_GROUP_FDNAME_OPEN);
+                g.open_fd = store_and_close(g.open_fd, WRITER_GROUP_FDNAME_OPEN, true);
         *ret = g;
         return g.write_fd < 0 ? g.write_fd : g.open_fd < 0 ? g.open_fd : 0;
 }

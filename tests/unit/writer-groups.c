@@ -325,6 +325,41 @@ static void test_store_sends_named_groups(void **state) {
         manager_stop(&m);
 }
 
+/*
+ * The probe's fds go to the store unpolled (FDPOLL=0): systemd drops a
+ * stored fd that polls EPOLLHUP, and a kprobe held by its perf event's own
+ * fd (before Linux 5.15) always does. The ring first, then sys_enter's link
+ * where there is one, the link, the config map.
+ */
+static void test_store_sends_probe_unpolled(void **state) {
+        WriterWant want = { .source = WRITE_SOURCE_BPF, .hook = WRITE_PROBE_HOOK_AUTO };
+        const char *names[4];
+        WriterGroups loaded, g;
+        Manager m;
+        char text[256], expect[128];
+        int n = 0, fd;
+
+        (void)state;
+        load_probe_or_skip(&loaded);
+        want.hook = loaded.probe_hook;
+        names[n++] = WRITE_PROBE_FDNAME_RING;
+        if (loaded.probe.enter_link_fd >= 0)
+                names[n++] = WRITE_PROBE_FDNAME_ENTER;
+        names[n++] = WRITE_PROBE_FDNAME_LINK;
+        names[n++] = WRITE_PROBE_FDNAME_CONFIG;
+        writer_groups_close(&loaded);
+        manager_start(&m);
+        assert_int_equal(writer_groups_store(&want, &g), 0);
+        for (int i = 0; i < n; i++) {
+                snprintf(expect, sizeof(expect), "FDSTORE=1\nFDNAME=%s\nFDPOLL=0", names[i]);
+                assert_true(manager_receive(&m, text, sizeof(text), &fd));
+                assert_string_equal(text, expect);
+                assert_true(fd >= 0);
+                close(fd);
+        }
+        manager_stop(&m);
+}
+
 static void test_store_without_manager(void **state) {
         WriterGroups g;
 
@@ -346,6 +381,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_take_probe_and_unstore, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_take_probe_bad_config, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_store_sends_named_groups, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_store_sends_probe_unpolled, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_store_without_manager, setup, teardown),
         };
 
