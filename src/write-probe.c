@@ -150,6 +150,22 @@ int write_probe_check_link_fd(int fd) {
                    : -EINVAL;
 }
 
+WriteProbeHook write_probe_hook_of_link_type(const char *link_type) {
+        /*
+         * The loader's hooks (write-probe-load.c), by the kind of link each
+         * makes, as fdinfo names it: the kernel's bpf_types.h names
+         * BPF_LINK_TYPE_PERF_EVENT "perf" (Debian 12's 6.1 and 13's 6.12
+         * print "link_type:\tperf"); "perf_event" is the uapi's own word.
+         */
+        if (strcmp(link_type, "tracing") == 0)
+                return WRITE_PROBE_HOOK_FEXIT;
+        if (strcmp(link_type, "perf") == 0 || strcmp(link_type, "perf_event") == 0)
+                return WRITE_PROBE_HOOK_KPROBE;
+        if (strcmp(link_type, "raw_tracepoint") == 0)
+                return WRITE_PROBE_HOOK_SYSCALL_EXIT;
+        return _WRITE_PROBE_HOOK_MAX;
+}
+
 WriteProbeHook write_probe_link_hook(int fd) {
         WriteProbeFdinfo info;
         char target[64];
@@ -158,14 +174,7 @@ WriteProbeHook write_probe_link_hook(int fd) {
                 return WRITE_PROBE_HOOK_KPROBE;
         if (read_fdinfo(fd, &info) < 0 || !info.is_link)
                 return _WRITE_PROBE_HOOK_MAX;
-        /* The loader's hooks (write-probe-load.c), by the kind of link each makes. */
-        if (strcmp(info.link_type, "tracing") == 0)
-                return WRITE_PROBE_HOOK_FEXIT;
-        if (strcmp(info.link_type, "perf_event") == 0)
-                return WRITE_PROBE_HOOK_KPROBE;
-        if (strcmp(info.link_type, "raw_tracepoint") == 0)
-                return WRITE_PROBE_HOOK_SYSCALL_EXIT;
-        return _WRITE_PROBE_HOOK_MAX;
+        return write_probe_hook_of_link_type(info.link_type);
 }
 
 struct WriteProbe {

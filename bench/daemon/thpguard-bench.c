@@ -2,6 +2,7 @@
 /*
  * thpguard-bench THPGUARDD [IDLE_SECONDS [--idle-only]]
  * thpguard-bench THPGUARDD --drift-only GAP_USEC
+ * thpguard-bench THPGUARDD --syscall-only
  *
  * Measures the daemon on this machine's real THP sysfs and prints figures;
  * it asserts nothing. Needs root; saves and restores every knob its policies
@@ -38,7 +39,10 @@
  *    of the main thread as the other figures count them, and of every
  *    thread of the daemon and of its writer gate; --idle-only measures
  *    this alone;
- *  - syscall cost to every other process of thpguardd with the BPF probe;
+ *  - what the daemon costs every other process (getppid(), a 1-byte
+ *    write()) with no daemon, at its defaults and with each probe hook
+ *    forced, and the probe's own cost per knob write (syscall-cost, beside
+ *    this program, run with this program's lock);
  *  - peak RSS (VmHWM), the default write source and fanotify;
  *  - a writer looping flat out for 10 s: daemon CPU and log lines.
  */
@@ -157,6 +161,8 @@ static void write_policy(const char *text) {
 }
 
 static int notify_fd = -1;
+/* The real-sysfs tests' lock, held for the whole run (main()). */
+static int lock_fd = -1;
 
 /*
  * Drops CAP_SYS_ADMIN for good before an exec as root: from the bounding set,
@@ -1491,69 +1497,36 @@ static void compare_other_mount(const char *thpguardd, const char *floor_bin, co
 }
 
 /*
- * What the BPF probe costs every other process: on a kernel that refuses
- * BPF trampolines it hooks the raw tracepoint sys_exit, which sends every
- * system call of every task on the node through the tracepoint slow path.
- * A tight loop of getppid() (nothing but the syscall's entry and exit) and
- * one of a 1-byte write() to /dev/null, SYSCALL_SECONDS each, ns per call,
- * with no thpguardd running and with thpguardd --write-source=bpf, twice
- * in turn; both runs are printed.
+ * What the daemon costs every other process, and the probe's own cost per
+ * knob write: syscall-cost (beside this program) run on this bench's
+ * policy, with the lock this bench holds handed down (--lock-fd), so its
+ * table is in this run's output. It times its own getppid() and 1-byte
+ * write() to /dev/null with no daemon, thpguardd at its defaults and each
+ * probe hook forced, the modes alternating over SYSCALL_ROUNDS rounds, and
+ * reads the probe programs' BPF run-time statistics over knob writes.
  */
-#define SYSCALL_SECONDS 2
+#define SYSCALL_ROUNDS "6"
 
-static double ns_per_call(bool write_null) {
-        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        uint64_t t0 = now_ns(), t;
-        long calls = 0;
-
-        if (null < 0)
-                perror("/dev/null"), exit(1);
-        do {
-                for (int i = 0; i < 1000; i++)
-                        if (write_null)
-                                (void)!write(null, "x", 1);
-                        else
-                                (void)syscall(SYS_getppid);
-                calls += 1000;
-        } while ((t = now_ns()) - t0 < SYSCALL_SECONDS * 1000000000ull);
-        close(null);
-        return (double)(t - t0) / (double)calls;
-}
-
-static void measure_syscall_cost(const char *thpguardd) {
-        static const char *const call[2] = { "getppid()", "write() of 1 byte to /dev/null" };
-        double without[2][2], with[2][2];
-        char conf[256], state[768];
-        uint64_t ready_ns;
-        bool in_force = true;
+static void measure_syscall_cost(const char *thpguardd, const char *cost_bin) {
+        char conf[256], lock_arg[32];
+        int status = 0;
+        pid_t pid;
 
         snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
+        snprintf(lock_arg, sizeof(lock_arg), "--lock-fd=%d", lock_fd);
         write_policy("recheck_interval = 30;\nthp = { enabled = \"madvise\"; };\n");
-        for (int run = 0; run < 2; run++) {
-                pid_t pid;
-
-                for (int k = 0; k < 2; k++)
-                        without[run][k] = ns_per_call(k);
-                pid = start_argv((char *const[]){ (char *)thpguardd, "--config", conf,
-                                                  "--log-target=console", "--write-source=bpf", NULL },
-                                 "syscall-cost.log", &ready_ns);
-                corrector_state(BPF_PROBE, pid, "syscall-cost.log", state, sizeof(state));
-                in_force &= mode_in_force(BPF_PROBE, state);
-                for (int k = 0; k < 2; k++)
-                        with[run][k] = ns_per_call(k);
-                stop_daemon(pid);
+        printf("syscall cost to every other process (%s):\n", cost_bin);
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+                /* The same open lock: its flock() returns at once. */
+                if (fcntl(lock_fd, F_SETFD, 0) < 0)
+                        _exit(126);
+                execl(cost_bin, cost_bin, lock_arg, thpguardd, conf, SYSCALL_ROUNDS, (char *)NULL);
+                _exit(127);
         }
-        printf("syscall cost to every other process, a tight loop for %d s each, ns per call, with no "
-               "thpguardd "
-               "and with thpguardd --write-source=bpf%s:\n",
-               SYSCALL_SECONDS,
-               in_force ? "" : " (NOT IN FORCE: its log does not say \"write source: bpf\")");
-        for (int k = 0; k < 2; k++)
-                for (int run = 0; run < 2; run++)
-                        printf("  %s, run %d: %.1f ns without, %.1f ns with: +%.1f ns (%.2fx)\n", call[k],
-                               run + 1, without[run][k], with[run][k], with[run][k] - without[run][k],
-                               with[run][k] / without[run][k]);
-        printf("  (%s)\n", state);
+        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                printf("  syscall-cost failed (status %d): no figures\n", status);
 }
 
 /* Every knob a policy below manages, saved at start and written back at exit. */
@@ -1595,11 +1568,11 @@ static void print_machine(void) {
 
 int main(int argc, char **argv) {
         uint64_t ready[STARTS], fan_ready[STARTS], floor_ready[STARTS], ready_ns, c0, c1, f0, f1;
-        int idle_seconds = argc > 2 ? atoi(argv[2]) : 60, lock;
+        int idle_seconds = argc > 2 ? atoi(argv[2]) : 60;
         bool drift_only = argc > 2 && strcmp(argv[2], "--drift-only") == 0;
         unsigned long drift_only_gap = 0;
         char *end;
-        char conf[256], floor_bin[PATH_MAX], source[256];
+        char conf[256], floor_bin[PATH_MAX], cost_bin[PATH_MAX], source[256];
         ssize_t n;
         long w0, w1, fw0, fw1, lines, rss;
         pid_t pid, floor_pid;
@@ -1608,7 +1581,8 @@ int main(int argc, char **argv) {
                 return run_floor(argv[1]);
         if (argc < 2) {
                 fprintf(stderr, "usage: thpguard-bench THPGUARDD [IDLE_SECONDS [--idle-only]]\n"
-                                "       thpguard-bench THPGUARDD --drift-only GAP_USEC\n");
+                                "       thpguard-bench THPGUARDD --drift-only GAP_USEC\n"
+                                "       thpguard-bench THPGUARDD --syscall-only\n");
                 return 2;
         }
         if (drift_only) {
@@ -1631,15 +1605,25 @@ int main(int argc, char **argv) {
         strcpy(strrchr(floor_bin, '/') + 1, "min-corrector");
         if (access(floor_bin, X_OK) < 0)
                 return perror(floor_bin), 1;
+        /* And the syscall cost program. */
+        memcpy(cost_bin, floor_bin, sizeof(cost_bin));
+        strcpy(strrchr(cost_bin, '/') + 1, "syscall-cost");
+        if (access(cost_bin, X_OK) < 0)
+                return perror(cost_bin), 1;
         if (!mkdtemp(dir))
                 return perror("mkdtemp"), 1;
         snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
-        lock = open("/tmp/thpguard-real-sysfs.lock", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        flock(lock, LOCK_EX);
+        lock_fd = open("/tmp/thpguard-real-sysfs.lock", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        flock(lock_fd, LOCK_EX);
         save();
         atexit(restore);
         print_machine();
         print_loadavg("at start");
+        if (argc > 2 && strcmp(argv[2], "--syscall-only") == 0) {
+                measure_syscall_cost(argv[1], cost_bin);
+                print_loadavg("at the end");
+                return 0;
+        }
         if (argc > 3 && strcmp(argv[3], "--idle-only") == 0) {
                 measure_idle(argv[1], idle_seconds);
                 print_loadavg("at the end");
@@ -1696,7 +1680,7 @@ int main(int argc, char **argv) {
                                             drift[k].desired, gaps_usec[g]);
                 }
         print_loadavg("after the drift latency");
-        measure_syscall_cost(argv[1]);
+        measure_syscall_cost(argv[1], cost_bin);
 
         /*
          * Recheck cost, 1 s rechecks of a policy managing every top-level and

@@ -81,6 +81,8 @@ int write_probe_check_link_fd(int fd);
  * _WRITE_PROBE_HOOK_MAX if none of them.
  */
 WriteProbeHook write_probe_link_hook(int fd);
+/* The same from an fdinfo link_type ("tracing", "perf", "raw_tracepoint"...). */
+WriteProbeHook write_probe_hook_of_link_type(const char *link_type);
 
 /* What /proc/self/fdinfo/FD says of a BPF object: map_type and max_entries, or link_type. */
 typedef struct WriteProbeFdinfo {

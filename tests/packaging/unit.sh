@@ -100,14 +100,11 @@ first_reload=$(sed -n 's/^ExecReload=//p' "$unit" | head -n 1)
 # The groups come from a privileged ExecStartPre= that may fail without failing the start.
 pre=$(sed -n 's/^ExecStartPre=//p' "$unit")
 [ "${pre%%/*}" = "-+" ] || fail "ExecStartPre=$pre: want the prefix -+ (privileged, failure ignored)"
-pre_cmd=${pre#-+}
-pre_cmd=${pre_cmd%% *}
-[ -x "$root/$pre_cmd" ] || fail "ExecStartPre=$pre is not what cmake installed"
-# It reads the hook from the daemon's own policy (write_probe_hook).
-exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
-[ "${pre#* }" = "--config ${exec_start##*--config }" ] ||
-        fail "ExecStartPre=$pre: want --config and the daemon's own policy (ExecStart=$exec_start)"
-grep -q -- "--config $(sed -n 's/^ExecStart=.*--config \([^ ]*\).*/\1/p' "$unit")" "$unit"
+pre_bin=${pre#-+}
+pre_bin=${pre_bin%% *}
+[ -x "$root$pre_bin" ] || fail "ExecStartPre=$pre: $pre_bin is not what cmake installed"
+# The helper reads the daemon's own policy (its write_probe_hook).
+[[ "$pre " == *" --config $config "* ]] || fail "ExecStartPre=$pre does not read the daemon's policy (--config $config)"
 echo "unit lines: all present; ExecStart=$exec_start"
 
 # The catalog: one entry per MESSAGE_ID of include/thpguard/message-ids.h,

@@ -54,6 +54,24 @@ static void test_fdinfo(void **state) {
         assert_false(info.is_map || info.is_link);
 }
 
+/* Each hook by the link_type its link's fdinfo has, as the kernels of the release matrix print it. */
+static void test_link_type(void **state) {
+        const char perf[] =
+            "pos:\t0\nflags:\t02000000\nmnt_id:\t16\nino:\t1057\nlink_type:\tperf\nlink_id:\t3\n"
+            "prog_tag:\t8b5bdcfa0ef0a9b4\nprog_id:\t21\n";
+        WriteProbeFdinfo info;
+
+        /* A kprobe through a bpf_link (Linux 5.15+): BPF_LINK_TYPE_PERF_EVENT is "perf" in fdinfo. */
+        assert_int_equal(write_probe_fdinfo_parse(perf, strlen(perf), &info), 0);
+        assert_true(info.is_link);
+        assert_int_equal(write_probe_hook_of_link_type(info.link_type), WRITE_PROBE_HOOK_KPROBE);
+        assert_int_equal(write_probe_hook_of_link_type("perf_event"), WRITE_PROBE_HOOK_KPROBE);
+        assert_int_equal(write_probe_hook_of_link_type("tracing"), WRITE_PROBE_HOOK_FEXIT);
+        assert_int_equal(write_probe_hook_of_link_type("raw_tracepoint"), WRITE_PROBE_HOOK_SYSCALL_EXIT);
+        assert_int_equal(write_probe_hook_of_link_type("kprobe_multi"), _WRITE_PROBE_HOOK_MAX);
+        assert_int_equal(write_probe_hook_of_link_type(""), _WRITE_PROBE_HOOK_MAX);
+}
+
 static void set_cgroup(struct write_probe_record *r, const char *const *leaf_first, unsigned n) {
         r->cgroup_depth = n;
         for (unsigned i = 0; i < n; i++)
@@ -409,10 +427,10 @@ static void test_ring_bad_header(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_record_sets), cmocka_unit_test(test_fdinfo),
-                cmocka_unit_test(test_writer),      cmocka_unit_test(test_writer_hostile),
-                cmocka_unit_test(test_record_is),   cmocka_unit_test(test_writer_deep),
-                cmocka_unit_test(test_ring),        cmocka_unit_test(test_ring_bad_header),
-                cmocka_unit_test(test_reads_judge),
+                cmocka_unit_test(test_link_type),   cmocka_unit_test(test_writer),
+                cmocka_unit_test(test_writer_hostile), cmocka_unit_test(test_record_is),
+                cmocka_unit_test(test_writer_deep), cmocka_unit_test(test_ring),
+                cmocka_unit_test(test_ring_bad_header), cmocka_unit_test(test_reads_judge),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
