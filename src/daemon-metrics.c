@@ -88,7 +88,7 @@ void daemon_metrics_write(Daemon *d) {
                 }
                 /* Best effort: what the kernel does not offer is left out of the file. */
                 (void)metrics_read_kernel(d->proc_root, kernel);
-                /* hugepages-*kB/stats/ (6.8+), through the same root as the knobs: absent is none. */
+                /* hugepages-*kB/stats/ (6.10+), through the same root as the knobs: absent is none. */
                 (void)metrics_read_sizes(d->sysfs->root, &d->size_files,
                                          event_now(d->event, CLOCK_MONOTONIC), kernel);
                 (void)metrics_read_khugepaged(d->proc_root, &d->khugepaged,

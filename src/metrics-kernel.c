@@ -229,7 +229,7 @@ static int size_files_list(const char *sysfs_root, MetricsSizeFiles *f, uint64_t
                 }
                 z = &f->sizes[f->n_sizes];
                 z->size_kb = kb;
-                /* Before 6.8 there is no stats/: no series for the size. */
+                /* Before 6.10 there is no stats/: no series for the size. */
                 if (open_size_stats(dirfd(d), de->d_name, z) >= 0 && z->n_files > 0)
                         f->n_sizes++;
         }

@@ -186,7 +186,7 @@ static void render_sizes(const MetricsKernel *k, FILE *f) {
         if (counters) {
                 family(f, "thpguard_thp_size_events_total", "counter",
                        "The kernel's per-size THP event counters, node-wide, by size and counter: "
-                       "transparent_hugepage/hugepages-<size>/stats/<counter> (6.8+; only the files this "
+                       "transparent_hugepage/hugepages-<size>/stats/<counter> (6.10+; only the files this "
                        "kernel has). anon_fault_alloc: anonymous faults that got a huge page of that size; "
                        "anon_fault_fallback: those that fell back to a smaller one (_charge: for the memory "
                        "cgroup's limit); shmem_alloc and shmem_fallback(_charge) the same for shmem and "

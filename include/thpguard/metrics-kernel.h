@@ -113,7 +113,7 @@ void metrics_size_files_close(MetricsSizeFiles *f);
 
 /*
  * Fills k->sizes from sysfs_root's transparent_hugepage/hugepages-<N>kB/stats/
- * (6.8 and later; more files in later kernels): every file there whose name
+ * (6.10 and later; more files in later kernels): every file there whose name
  * metrics_size_stat_name_valid() takes and that reads as a decimal number
  * (number.h), at most METRICS_SIZE_STATS_MAX a size and METRICS_SIZES_MAX
  * sizes (the smallest), each directory listed up to METRICS_DIR_ENTRIES_MAX
@@ -124,7 +124,7 @@ void metrics_size_files_close(MetricsSizeFiles *f);
  * CLOCK_MONOTONIC: a file a fixture tree replaced is seen then) and at the
  * read after one failed (sysfs: the file went away). A size without
  * stats/, a file that cannot be read or does not parse, is left out: a
- * kernel before 6.8 has none. Returns 0, or -errno when the THP directory
+ * kernel before 6.10 has none. Returns 0, or -errno when the THP directory
  * cannot be listed (then k->n_sizes is 0).
  */
 int metrics_read_sizes(const char *sysfs_root, MetricsSizeFiles *f, uint64_t now_usec, MetricsKernel *k);

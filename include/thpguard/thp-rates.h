@@ -52,7 +52,7 @@ typedef struct ThpSizeSample {
         uint64_t size_kb;
         uint64_t anon_fault_alloc;    /* hugepages-NkB/stats/anon_fault_alloc; PROCFS_UNKNOWN: absent */
         uint64_t anon_fault_fallback; /* .../anon_fault_fallback */
-        uint64_t split;               /* .../split (6.10+): huge pages of this size split */
+        uint64_t split;               /* .../split: huge pages of this size split (not on every kernel) */
 } ThpSizeSample;
 
 typedef struct ThpSample {

@@ -138,7 +138,7 @@ static int draw_sizes(const WatchFrame *fr, int y) {
                       r->sizes[i].anon_fault_fallback.state != THP_RATE_ABSENT ||
                       r->sizes[i].split.state != THP_RATE_ABSENT;
         if (!any) {
-                line(y++, "mTHP         no per-size stats on this kernel (hugepages-*kB/stats, 6.8+)");
+                line(y++, "mTHP         no per-size stats on this kernel (hugepages-*kB/stats, 6.10+)");
                 return y;
         }
         attron(A_BOLD);

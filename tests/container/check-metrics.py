@@ -46,7 +46,7 @@ OPTIONAL_FAMILIES = {
     "thpguard_write_source": "gauge",
     # while the BPF write probe is the write source
     "thpguard_write_probe_lost_records_total": "counter",
-    # on a kernel with hugepages-*kB/stats/ (6.8+): its counters, and its nr_* gauges
+    # on a kernel with hugepages-*kB/stats/ (6.10+): its counters, and its nr_* gauges
     "thpguard_thp_size_events_total": "counter",
     "thpguard_thp_size_pages": "gauge",
 }

@@ -21,7 +21,7 @@ set -euo pipefail
 python_with prometheus_client python3-prometheus-client
 real_sysfs_begin
 S=$THP/hugepages-2048kB/stats
-[ -d "$S" ] || skip "$S does not exist on this kernel (before 6.8)"
+[ -d "$S" ] || skip "$S does not exist on this kernel (before 6.10)"
 [ -f "$S/anon_fault_alloc" ] && [ -f "$S/anon_fault_fallback" ] || skip "$S has no anon_fault_alloc/anon_fault_fallback"
 [ -f "$THP/hugepages-2048kB/enabled" ] || skip "$THP/hugepages-2048kB/enabled does not exist"
 
