@@ -185,7 +185,6 @@ struct Daemon {
         int metrics_error;            /* the write error already logged; 0 when none */
         bool metrics_ours;            /* written since startup: the file there is ours, not checked again */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
-        MetricsSizeFiles size_files;  /* hugepages-*kB/stats/ files, kept open between writes */
         NfdFile *nfd;                 /* the feature file (daemon-nfd.c); NULL when none */
 
         /* Writer attribution (daemon-writers.c): the probe, else the fanotify groups; off when neither. */

@@ -727,7 +727,6 @@ Daemon *daemon_free(Daemon *d) {
         file_watch_free(d->config_watch);
         tracked_knobs_free(d->knobs, d->policy ? d->policy->n_knobs : 0);
         policy_free(d->policy);
-        metrics_size_files_close(&d->size_files);
         sysfs_free(d->sysfs);
         pthread_mutex_destroy(&d->lock);
         free(d);
@@ -765,7 +764,6 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
         d->log = *log;
         d->write_fd = d->gate_fd = d->corrector_fd = d->corrector_wake_fd = d->open_notice_fd =
             d->open_notice_write_fd = -1;
-        metrics_size_files_init(&d->size_files);
         r = pthread_mutex_init(&d->lock, NULL);
         if (r > 0)
                 return log_error_errno(log, -r, "cannot create the daemon's lock");

@@ -133,34 +133,17 @@ static uint64_t size_dir_kb(const char *name) {
         return kb;
 }
 
-static int cmp_file(const void *a, const void *b) {
-        return strcmp(((const MetricsStatFile *)a)->name, ((const MetricsStatFile *)b)->name);
+static int cmp_stat(const void *a, const void *b) {
+        return strcmp(((const ProcCounter *)a)->name, ((const ProcCounter *)b)->name);
 }
 
 static int cmp_size(const void *a, const void *b) {
-        const MetricsSizeDir *x = a, *y = b;
+        const MetricsSize *x = a, *y = b;
         return (x->size_kb > y->size_kb) - (x->size_kb < y->size_kb);
 }
 
-static void size_dir_close(MetricsSizeDir *z) {
-        for (size_t i = 0; i < z->n_files; i++)
-                closep(&z->files[i].fd);
-        z->n_files = 0;
-}
-
-void metrics_size_files_init(MetricsSizeFiles *f) {
-        f->listed_usec = 0;
-        f->n_sizes = 0;
-}
-
-void metrics_size_files_close(MetricsSizeFiles *f) {
-        for (size_t i = 0; i < f->n_sizes; i++)
-                size_dir_close(&f->sizes[i]);
-        metrics_size_files_init(f);
-}
-
-/* One size's stats/, below the THP directory's fd: each file that may be a stat, opened. */
-static int open_size_stats(int thp_fd, const char *dir, MetricsSizeDir *z) {
+/* One size's stats/, below the THP directory's fd; what cannot be read is left out. */
+static int read_size_stats(int thp_fd, const char *dir, MetricsSize *z) {
         _cleanup_(closedirp) DIR *d = NULL;
         _cleanup_close_ int fd = -EBADF;
         char rel[NAME_MAX + sizeof("/stats")];
@@ -177,32 +160,32 @@ static int open_size_stats(int thp_fd, const char *dir, MetricsSizeDir *z) {
         if (!d)
                 return -errno;
         fd = -EBADF; /* the DIR's now */
-        z->n_files = 0;
-        for (size_t seen = 0; seen < METRICS_DIR_ENTRIES_MAX && z->n_files < ELEMENTSOF(z->files); seen++) {
-                MetricsStatFile *file = &z->files[z->n_files];
+        z->n_stats = 0;
+        for (size_t seen = 0; seen < METRICS_DIR_ENTRIES_MAX && z->n_stats < ELEMENTSOF(z->stats); seen++) {
+                char buf[METRICS_SIZE_STAT_READ_MAX];
+                ProcCounter *c = &z->stats[z->n_stats];
+                size_t len;
 
                 de = readdir(d);
                 if (!de)
                         break;
-                if (!metrics_size_stat_name_valid(de->d_name))
+                if (!metrics_size_stat_name_valid(de->d_name) ||
+                    read_file_at(dirfd(d), de->d_name, buf, sizeof(buf), &len) < 0 ||
+                    knob_value_parse_u64(buf, len, &c->value) < 0)
                         continue;
-                file->fd = open_beneath(dirfd(d), de->d_name, O_RDONLY);
-                if (file->fd < 0)
-                        continue;
-                memcpy(file->name, de->d_name, strlen(de->d_name) + 1);
-                z->n_files++;
+                memcpy(c->name, de->d_name, strlen(de->d_name) + 1);
+                z->n_stats++;
         }
-        qsort(z->files, z->n_files, sizeof(z->files[0]), cmp_file);
+        qsort(z->stats, z->n_stats, sizeof(z->stats[0]), cmp_stat);
         return 0;
 }
 
-/* Lists the sizes and opens their stats files anew; the smallest METRICS_SIZES_MAX are kept. */
-static int size_files_list(const char *sysfs_root, MetricsSizeFiles *f, uint64_t now_usec) {
+int metrics_read_sizes(const char *sysfs_root, MetricsKernel *k) {
         _cleanup_(closedirp) DIR *d = NULL;
         _cleanup_close_ int fd = -EBADF;
         struct dirent *de;
 
-        metrics_size_files_close(f);
+        k->n_sizes = 0;
         fd = open_below(sysfs_root, SYSFS_THP_DIR, O_RDONLY | O_DIRECTORY);
         if (fd < 0)
                 return fd;
@@ -211,75 +194,24 @@ static int size_files_list(const char *sysfs_root, MetricsSizeFiles *f, uint64_t
                 return -errno;
         fd = -EBADF;
         for (size_t seen = 0; seen < METRICS_DIR_ENTRIES_MAX; seen++) {
-                MetricsSizeDir *z;
-                uint64_t kb;
+                MetricsSize z = {};
 
                 de = readdir(d);
                 if (!de)
                         break;
-                kb = size_dir_kb(de->d_name);
-                if (kb == 0)
-                        continue;
-                /* Full (a forged tree): the largest gives way, so the smallest are kept in any order. */
-                if (f->n_sizes == ELEMENTSOF(f->sizes)) {
-                        qsort(f->sizes, f->n_sizes, sizeof(f->sizes[0]), cmp_size);
-                        if (kb >= f->sizes[f->n_sizes - 1].size_kb)
-                                continue;
-                        size_dir_close(&f->sizes[--f->n_sizes]);
-                }
-                z = &f->sizes[f->n_sizes];
-                z->size_kb = kb;
+                z.size_kb = size_dir_kb(de->d_name);
                 /* Before 6.10 there is no stats/: no series for the size. */
-                if (open_size_stats(dirfd(d), de->d_name, z) >= 0 && z->n_files > 0)
-                        f->n_sizes++;
-        }
-        qsort(f->sizes, f->n_sizes, sizeof(f->sizes[0]), cmp_size);
-        f->listed_usec = now_usec ? now_usec : 1;
-        return 0;
-}
-
-/* One read of a kept file: the whole attribute, as sysfs gives it in one go; -EFBIG if it may be longer. */
-static int read_stat(int fd, uint64_t *ret) {
-        char buf[METRICS_SIZE_STAT_READ_MAX];
-        ssize_t n;
-
-        n = pread(fd, buf, sizeof(buf) - 1, 0);
-        if (n < 0)
-                return -errno;
-        if ((size_t)n >= sizeof(buf) - 1)
-                return -EFBIG;
-        return knob_value_parse_u64(buf, (size_t)n, ret);
-}
-
-int metrics_read_sizes(const char *sysfs_root, MetricsSizeFiles *f, uint64_t now_usec, MetricsKernel *k) {
-        int r;
-
-        k->n_sizes = 0;
-        if (f->listed_usec == 0 || now_usec < f->listed_usec ||
-            now_usec - f->listed_usec >= METRICS_SIZES_RELIST_USEC) {
-                r = size_files_list(sysfs_root, f, now_usec);
-                if (r < 0)
-                        return r;
-        }
-        for (size_t i = 0; i < f->n_sizes; i++) {
-                const MetricsSizeDir *z = &f->sizes[i];
-                MetricsSize *out = &k->sizes[k->n_sizes];
-
-                out->size_kb = z->size_kb;
-                out->n_stats = 0;
-                for (size_t j = 0; j < z->n_files; j++) {
-                        ProcCounter *c = &out->stats[out->n_stats];
-
-                        r = read_stat(z->files[j].fd, &c->value);
-                        /* Not a number: left out. A read that failed: the file went away; list again. */
-                        if (r < 0 && r != -EBADMSG && r != -EFBIG)
-                                f->listed_usec = 0;
-                        if (r < 0)
-                                continue;
-                        memcpy(c->name, z->files[j].name, sizeof(c->name));
-                        out->n_stats++;
+                if (z.size_kb == 0 || read_size_stats(dirfd(d), de->d_name, &z) < 0 || z.n_stats == 0)
+                        continue;
+                if (k->n_sizes < ELEMENTSOF(k->sizes)) {
+                        k->sizes[k->n_sizes++] = z;
+                        continue;
                 }
-                k->n_sizes += out->n_stats > 0;
+                /* Full (a forged tree): the largest gives way, so the smallest are kept in any order. */
+                qsort(k->sizes, k->n_sizes, sizeof(k->sizes[0]), cmp_size);
+                if (z.size_kb < k->sizes[k->n_sizes - 1].size_kb)
+                        k->sizes[k->n_sizes - 1] = z;
         }
+        qsort(k->sizes, k->n_sizes, sizeof(k->sizes[0]), cmp_size);
         return 0;
 }

@@ -439,21 +439,51 @@ static void timing_end(Timing *t, int reps) {
 }
 
 /*
+ * The alternative metrics_read_sizes() does not take, for comparison: the
+ * same files (k's, of /sys) opened once and read with pread() at offset
+ * 0, as the knob handles are, METRICS_IN_PROCESS times.
+ */
+static Timing kept_files_read(const MetricsKernel *k) {
+        static int fds[METRICS_SIZES_MAX * METRICS_SIZE_STATS_MAX];
+        char buf[64], path[PATH_MAX];
+        size_t n = 0;
+        Timing t;
+
+        for (size_t i = 0; i < k->n_sizes; i++)
+                for (size_t j = 0; j < k->sizes[i].n_stats; j++) {
+                        snprintf(path, sizeof(path), THP "/hugepages-%llukB/stats/%s",
+                                 (unsigned long long)k->sizes[i].size_kb, k->sizes[i].stats[j].name);
+                        fds[n] = open(path, O_RDONLY | O_CLOEXEC);
+                        if (fds[n] < 0)
+                                perror(path), exit(1);
+                        n++;
+                }
+        timing_start(&t);
+        for (int r = 0; r < METRICS_IN_PROCESS; r++)
+                for (size_t i = 0; i < n; i++)
+                        if (pread(fds[i], buf, sizeof(buf) - 1, 0) <= 0)
+                                perror("pread"), exit(1);
+        timing_end(&t, METRICS_IN_PROCESS);
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+        return t;
+}
+
+/*
  * What one metrics write costs: in this process through the daemon's own
  * functions, METRICS_IN_PROCESS times each, the per-size stats of the real
- * /sys (metrics_read_sizes(): every hugepages-*kB/stats/ file listed and
- * opened below the root, as at the first write and once a minute, then
- * read through the files kept open, as at every other write), the
- * node-wide figures of /proc (metrics_read_kernel()), and the render and
- * atomic replace of a file with both (metrics_write_file(): fsync() and
- * rename()); CPU and wall time. Then the daemon itself, recheck_interval =
- * 1, METRICS_DAEMON_SEC with and without --metrics-file, twice in turn:
- * its main thread's CPU per second, a recheck and (with the file) a
- * metrics write each.
+ * /sys (metrics_read_sizes(): every hugepages-*kB/stats/ file listed,
+ * opened below the root, read and closed, as at every write; beside it,
+ * the same files kept open and read with pread(), which the daemon does
+ * not do), the node-wide figures of /proc (metrics_read_kernel()), and the
+ * render and atomic replace of a file with both (metrics_write_file():
+ * fsync() and rename()); CPU and wall time. Then the daemon itself,
+ * recheck_interval = 1, METRICS_DAEMON_SEC with and without
+ * --metrics-file, twice in turn: its main thread's CPU per second, a
+ * recheck and (with the file) a metrics write each.
  */
 static void measure_metrics_write(const char *thpguardd) {
-        static MetricsKernel k;
-        static MetricsSizeFiles files;
+        static MetricsKernel k, sizes;
         MetricsSnapshot snap = { .up = true, .recheck_interval_sec = 1, .kernel = &k };
         Timing listing, kept, proc, write;
         char conf[256], mdir[256], mfile[300];
@@ -467,29 +497,20 @@ static void measure_metrics_write(const char *thpguardd) {
         if (mkdir(mdir, 0755) < 0 && errno != EEXIST)
                 perror(mdir), exit(1);
 
-        metrics_size_files_init(&files);
         timing_start(&listing);
-        for (int n = 0; n < METRICS_IN_PROCESS; n++) {
-                if (metrics_read_sizes("/sys", &files, now_ns() / 1000, &k) < 0)
-                        fprintf(stderr, "metrics_read_sizes(/sys) failed\n"), exit(1);
-                metrics_size_files_close(&files);
-        }
-        timing_end(&listing, METRICS_IN_PROCESS);
-        (void)metrics_read_sizes("/sys", &files, now_ns() / 1000, &k);
-        timing_start(&kept);
         for (int n = 0; n < METRICS_IN_PROCESS; n++)
-                (void)metrics_read_sizes("/sys", &files, files.listed_usec, &k);
-        timing_end(&kept, METRICS_IN_PROCESS);
-        for (size_t i = 0; i < k.n_sizes; i++)
-                n_files += k.sizes[i].n_stats;
+                if (metrics_read_sizes("/sys", &sizes) < 0)
+                        fprintf(stderr, "metrics_read_sizes(/sys) failed\n"), exit(1);
+        timing_end(&listing, METRICS_IN_PROCESS);
+        for (size_t i = 0; i < sizes.n_sizes; i++)
+                n_files += sizes.sizes[i].n_stats;
+        kept = kept_files_read(&sizes);
 
         timing_start(&proc);
         for (int n = 0; n < METRICS_IN_PROCESS; n++)
                 (void)metrics_read_kernel("/proc", &k);
         timing_end(&proc, METRICS_IN_PROCESS);
-        (void)metrics_read_sizes("/sys", &files, files.listed_usec,
-                                 &k); /* metrics_read_kernel() leaves none */
-        metrics_size_files_close(&files);
+        (void)metrics_read_sizes("/sys", &k); /* metrics_read_kernel() leaves none */
 
         timing_start(&write);
         for (int n = 0; n < METRICS_IN_PROCESS; n++)
@@ -502,10 +523,12 @@ static void measure_metrics_write(const char *thpguardd) {
         printf(
             "metrics write, the work alone (%d times each, in process): the per-size stats, %zu files in "
             "%zu "
-            "sizes, listed and opened: %.1f us CPU, %.1f us wall; read through the kept files: %.1f us CPU, "
-            "%.1f us wall; /proc's meminfo, vmstat and PSI: %.1f us CPU, %.1f us wall; render and replace "
-            "(fsync, rename) of the %lld-byte file: %.1f us CPU, %.1f us wall\n",
-            METRICS_IN_PROCESS, n_files, k.n_sizes, listing.cpu_us, listing.wall_us, kept.cpu_us,
+            "sizes, listed, opened, read and closed: %.1f us CPU, %.1f us wall (the same files kept open "
+            "and "
+            "read with pread(), which the daemon does not do: %.1f us CPU, %.1f us wall); /proc's meminfo, "
+            "vmstat and PSI: %.1f us CPU, %.1f us wall; render and replace (fsync, rename) of the %lld-byte "
+            "file: %.1f us CPU, %.1f us wall\n",
+            METRICS_IN_PROCESS, n_files, sizes.n_sizes, listing.cpu_us, listing.wall_us, kept.cpu_us,
             kept.wall_us, proc.cpu_us, proc.wall_us, (long long)st.st_size, write.cpu_us, write.wall_us);
 
         /* The daemon: the same 1 s recheck, with the file and without, twice in turn; CPU per second. */

@@ -79,55 +79,25 @@ bool metrics_size_stat_name_valid(const char *name);
 bool metrics_size_stat_is_gauge(const char *name);
 
 /*
- * The per-size stats files, kept open from one metrics write to the next.
- * Measured here (bench/README.md, "The metrics write"): an open() of a
- * sysfs file costs the confined daemon about 15 us, a pread() of an open one
- * under 1 us, and a pread() at offset 0 returns the fresh value (sysfs.h);
- * some 160 opens at every write were most of its cost. They hold an fd each
- * and about 1 kB of kernel memory each while open.
- */
-typedef struct MetricsStatFile {
-        char name[PROCFS_COUNTER_NAME_MAX];
-        int fd;
-} MetricsStatFile;
-
-typedef struct MetricsSizeDir {
-        uint64_t size_kb;
-        size_t n_files;
-        MetricsStatFile files[METRICS_SIZE_STATS_MAX]; /* sorted by name */
-} MetricsSizeDir;
-
-typedef struct MetricsSizeFiles {
-        uint64_t listed_usec; /* CLOCK_MONOTONIC of the last listing; 0: list at the next read */
-        size_t n_sizes;
-        MetricsSizeDir sizes[METRICS_SIZES_MAX]; /* ascending size_kb */
-} MetricsSizeFiles;
-
-/* The directories are listed and the files opened again this long after the last listing. */
-#define METRICS_SIZES_RELIST_USEC (UINT64_C(60) * 1000000)
-
-/* None open: listed at the first metrics_read_sizes(). */
-void metrics_size_files_init(MetricsSizeFiles *f);
-/* Closes every file; the next metrics_read_sizes() lists them again. */
-void metrics_size_files_close(MetricsSizeFiles *f);
-
-/*
  * Fills k->sizes from sysfs_root's transparent_hugepage/hugepages-<N>kB/stats/
  * (6.10 and later; more files in later kernels): every file there whose name
  * metrics_size_stat_name_valid() takes and that reads as a decimal number
  * (number.h), at most METRICS_SIZE_STATS_MAX a size and METRICS_SIZES_MAX
  * sizes (the smallest), each directory listed up to METRICS_DIR_ENTRIES_MAX
- * entries. The files are listed and opened below the root as every sysfs
- * file is (fileio.h: no symbolic link is followed, only directories and
- * regular files are opened), and kept open in f: listed again when f has
- * none, at METRICS_SIZES_RELIST_USEC after the last listing (now_usec,
- * CLOCK_MONOTONIC: a file a fixture tree replaced is seen then) and at the
- * read after one failed (sysfs: the file went away). A size without
- * stats/, a file that cannot be read or does not parse, is left out: a
- * kernel before 6.10 has none. Returns 0, or -errno when the THP directory
- * cannot be listed (then k->n_sizes is 0).
+ * entries. Opened below the root as every sysfs file is (fileio.h): no
+ * symbolic link is followed, only directories and regular files are
+ * opened. A size without stats/, a file that cannot be read or does not
+ * parse, is left out: a kernel before 6.10 has none. Returns 0, or -errno
+ * when the THP directory itself cannot be listed (then k->n_sizes is 0).
+ *
+ * Every file is opened, read and closed at each call: about 1.2 ms of CPU
+ * for 155 files here (bench/README.md, "The metrics write"), at most once a
+ * second. Kept open they cost a tenth of that, but they would hold their
+ * directories: a size directory that goes (a fixture tree, a swapped bind
+ * mount) would keep its inotify watch, which the daemon relies on to see
+ * it gone, and the old files would still be read.
  */
-int metrics_read_sizes(const char *sysfs_root, MetricsSizeFiles *f, uint64_t now_usec, MetricsKernel *k);
+int metrics_read_sizes(const char *sysfs_root, MetricsKernel *k);
 
 /*
  * khugepaged's CPU time (utime + stime of its /proc/PID/stat, in

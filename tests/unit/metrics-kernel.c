@@ -5,9 +5,7 @@
  * the per-size stats on the 6.18 and 6.1 fixture trees and on a forged one
  * (src/metrics-kernel.c).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +21,6 @@
 #include "scratch-dir.h"
 #include "tree.h"
 
-#include "thpguard/fileio.h"
 #include "thpguard/macro.h"
 #include "thpguard/metrics.h"
 
@@ -248,19 +245,6 @@ static const ProcCounter *size_stat(const MetricsSize *z, const char *name) {
         return NULL;
 }
 
-/* One read through files of its own, closed again: what the daemon's first metrics write does. */
-static int read_sizes(const char *root, MetricsKernel *k) {
-        MetricsSizeFiles *f = malloc(sizeof(*f));
-        int r;
-
-        assert_non_null(f);
-        metrics_size_files_init(f);
-        r = metrics_read_sizes(root, f, 1000 * SEC, k);
-        metrics_size_files_close(f);
-        free(f);
-        return r;
-}
-
 static MetricsKernel *kernel_new(void) {
         MetricsKernel *k = malloc(sizeof(*k));
 
@@ -280,7 +264,7 @@ static void test_sizes_618(void **state) {
         char root[4096];
 
         snprintf(root, sizeof(root), "%s/6.18", getenv("FIXTURES"));
-        assert_int_equal(read_sizes(root, k), 0);
+        assert_int_equal(metrics_read_sizes(root, k), 0);
         assert_int_equal(k->n_sizes, ELEMENTSOF(sizes));
         for (size_t i = 0; i < ELEMENTSOF(sizes); i++)
                 assert_int_equal(k->sizes[i].size_kb, sizes[i]);
@@ -307,12 +291,12 @@ static void test_sizes_absent(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
                 snprintf(root, sizeof(root), "%s/%s", getenv("FIXTURES"), trees[i]);
                 k->n_sizes = 99;
-                assert_int_equal(read_sizes(root, k), 0);
+                assert_int_equal(metrics_read_sizes(root, k), 0);
                 assert_int_equal(k->n_sizes, 0);
         }
         /* A root without a THP directory at all: said so, and none. */
         k->n_sizes = 99;
-        assert_int_equal(read_sizes("/nonexistent-thpguard-sys", k), -ENOENT);
+        assert_int_equal(metrics_read_sizes("/nonexistent-thpguard-sys", k), -ENOENT);
         assert_int_equal(k->n_sizes, 0);
 }
 
@@ -392,7 +376,7 @@ static void test_sizes_forged(void **state) {
         put(t, THP "/hugepages-16kB", "a file\n");
 
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        assert_int_equal(read_sizes(t->root, k), 0);
+        assert_int_equal(metrics_read_sizes(t->root, k), 0);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         assert_true(t1.tv_sec - t0.tv_sec < 2); /* the FIFO was not waited on */
         assert_int_equal(k->n_sizes, 2);
@@ -439,96 +423,13 @@ static void test_sizes_bounded(void **state) {
                 snprintf(p, sizeof(p), THP "/hugepages-8kB/stats/s%02u", i);
                 put(t, p, "1\n");
         }
-        assert_int_equal(read_sizes(t->root, k), 0);
+        assert_int_equal(metrics_read_sizes(t->root, k), 0);
         assert_int_equal(k->n_sizes, METRICS_SIZES_MAX);
         for (size_t i = 0; i < k->n_sizes; i++)
                 assert_int_equal(k->sizes[i].size_kb, 8 * (i + 1));
         assert_int_equal(k->sizes[0].n_stats, METRICS_SIZE_STATS_MAX);
         for (size_t i = 1; i < k->sizes[0].n_stats; i++)
                 assert_true(strcmp(k->sizes[0].stats[i - 1].name, k->sizes[0].stats[i].name) < 0);
-        tree_free(t);
-}
-
-static size_t open_fds(void) {
-        _cleanup_(closedirp) DIR *d = opendir("/proc/self/fd");
-        size_t n = 0;
-
-        assert_non_null(d);
-        while (readdir(d))
-                n++;
-        return n;
-}
-
-/*
- * The files kept open between reads: a value written in place is read at
- * the next read; a file replaced by a rename, or a size added, only once
- * the directories are listed again (METRICS_SIZES_RELIST_USEC later, or
- * after a read failed); closing them closes every fd.
- */
-static void test_sizes_kept_open(void **state) {
-        _cleanup_free_ MetricsKernel *k = kernel_new();
-        _cleanup_free_ MetricsSizeFiles *f = malloc(sizeof(*f));
-        Tree *t = tree_new("sizes-kept");
-        const uint64_t t0 = 1000 * SEC;
-        size_t fds_before;
-        int dir_fd;
-
-        assert_non_null(f);
-        make_dir(t, THP "/hugepages-64kB");
-        make_dir(t, THP "/hugepages-64kB/stats");
-        put(t, THP "/hugepages-64kB/stats/anon_fault_alloc", "10\n");
-        put(t, THP "/hugepages-64kB/stats/split", "20\n");
-        fds_before = open_fds();
-        metrics_size_files_init(f);
-        assert_int_equal(metrics_read_sizes(t->root, f, t0, k), 0);
-        assert_int_equal(open_fds(), fds_before + 2);
-        assert_int_equal(k->n_sizes, 1);
-        assert_int_equal(k->sizes[0].stats[0].value, 10);
-        assert_int_equal(k->sizes[0].stats[1].value, 20);
-
-        /* In place (as sysfs changes): read through the kept file, nothing listed or opened again. */
-        put(t, THP "/hugepages-64kB/stats/anon_fault_alloc", "11\n");
-        /* Replaced by a rename, and a new size: not yet. */
-        put(t, THP "/hugepages-64kB/stats/.split", "21\n");
-        move(t, THP "/hugepages-64kB/stats/.split", THP "/hugepages-64kB/stats/split");
-        make_dir(t, THP "/hugepages-16kB");
-        make_dir(t, THP "/hugepages-16kB/stats");
-        put(t, THP "/hugepages-16kB/stats/split", "5\n");
-        assert_int_equal(metrics_read_sizes(t->root, f, t0 + METRICS_SIZES_RELIST_USEC - 1, k), 0);
-        assert_int_equal(k->n_sizes, 1);
-        assert_int_equal(k->sizes[0].stats[0].value, 11);
-        assert_int_equal(k->sizes[0].stats[1].value, 20);
-        assert_int_equal(open_fds(), fds_before + 2);
-
-        /* Listed again: the new file and the new size, and no fd of the old listing left. */
-        assert_int_equal(metrics_read_sizes(t->root, f, t0 + METRICS_SIZES_RELIST_USEC, k), 0);
-        assert_int_equal(k->n_sizes, 2);
-        assert_int_equal(k->sizes[0].size_kb, 16);
-        assert_int_equal(k->sizes[0].stats[0].value, 5);
-        assert_int_equal(k->sizes[1].stats[1].value, 21);
-        assert_int_equal(open_fds(), fds_before + 3);
-
-        /* A read that fails (sysfs: the attribute went away): left out, and listed again at the next read.
-         */
-        dir_fd = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dir_fd >= 0);
-        assert_int_equal(dup2(dir_fd, f->sizes[1].files[0].fd), f->sizes[1].files[0].fd);
-        close(dir_fd);
-        assert_int_equal(metrics_read_sizes(t->root, f, t0 + METRICS_SIZES_RELIST_USEC + SEC, k), 0);
-        assert_int_equal(k->sizes[1].n_stats, 1);
-        assert_string_equal(k->sizes[1].stats[0].name, "split");
-        assert_int_equal(f->listed_usec, 0);
-        assert_int_equal(metrics_read_sizes(t->root, f, t0 + METRICS_SIZES_RELIST_USEC + 2 * SEC, k), 0);
-        assert_int_equal(k->sizes[1].n_stats, 2);
-        assert_int_equal(k->sizes[1].stats[0].value, 11);
-        assert_int_equal(open_fds(), fds_before + 3);
-
-        /* A root without the THP directory any more: none, and nothing left open. */
-        metrics_size_files_close(f);
-        assert_int_equal(open_fds(), fds_before);
-        assert_int_equal(metrics_read_sizes("/nonexistent-thpguard-sys", f, t0, k), -ENOENT);
-        assert_int_equal(k->n_sizes, 0);
-        assert_int_equal(open_fds(), fds_before);
         tree_free(t);
 }
 
@@ -559,8 +460,7 @@ int main(void) {
                 cmocka_unit_test(test_read_kernel_pressure),  cmocka_unit_test(test_read_khugepaged),
                 cmocka_unit_test(test_kernel_metrics_absent), cmocka_unit_test(test_sizes_618),
                 cmocka_unit_test(test_sizes_absent),          cmocka_unit_test(test_sizes_forged),
-                cmocka_unit_test(test_sizes_bounded),         cmocka_unit_test(test_sizes_kept_open),
-                cmocka_unit_test(test_size_stat_names),
+                cmocka_unit_test(test_sizes_bounded),         cmocka_unit_test(test_size_stat_names),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
