@@ -90,9 +90,10 @@ bool metrics_size_stat_is_gauge(const char *name);
  * parse, is left out: a kernel before 6.10 has none. Returns 0, or -errno
  * when the THP directory itself cannot be listed (then k->n_sizes is 0).
  *
- * Every file is opened, read and closed at each call: about 1.2 ms of CPU
- * for 155 files here (bench/README.md, "The metrics write"), at most once a
- * second. Kept open they cost a tenth of that, but they would hold their
+ * Every file is opened, read and closed at each call: for 155 files here,
+ * 1.2 ms of CPU unconfined and about 1.8 ms in the daemon (bench/README.md,
+ * "The metrics write"), at most once a second. Kept open they would cost a
+ * tenth of that, but they would hold their
  * directories: a size directory that goes (a fixture tree, a swapped bind
  * mount) would keep its inotify watch, which the daemon relies on to see
  * it gone, and the old files would still be read.
