@@ -2,7 +2,9 @@
 /*
  * The Prometheus textfile: a snapshot of the daemon's counters and the
  * kernel's THP figures, rewritten after corrections and at every recheck
- * (its age is the liveness signal), at most once a second.
+ * (its age is the liveness signal), at most once a second. Each write
+ * reads the per-size stats anew: some 160 small sysfs files, whose cost
+ * bench/README.md gives ("The metrics write").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -86,6 +88,8 @@ void daemon_metrics_write(Daemon *d) {
                 }
                 /* Best effort: what the kernel does not offer is left out of the file. */
                 (void)metrics_read_kernel(d->proc_root, kernel);
+                /* hugepages-*kB/stats/ (6.10+), through the same root as the knobs: absent is none. */
+                (void)metrics_read_sizes(d->sysfs->root, kernel);
                 (void)metrics_read_khugepaged(d->proc_root, &d->khugepaged,
                                               event_now(d->event, CLOCK_MONOTONIC),
                                               &kernel->khugepaged_cpu_usec);

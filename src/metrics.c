@@ -153,6 +153,58 @@ static void render_knobs(const MetricsSnapshot *s, FILE *f) {
         sample(f, "thpguard_writer_gate_floods_total", NULL, NULL, NULL, NULL, s->gate->floods);
 }
 
+/* The samples of one per-size family: the gauges (nr_<kind>) or the counters, sizes ascending, files by
+ * name. */
+static void size_samples(const MetricsKernel *k, FILE *f, const char *name, bool gauges) {
+        for (size_t i = 0; i < k->n_sizes; i++) {
+                char size[32];
+
+                snprintf(size, sizeof(size), "%" PRIu64 "kB", k->sizes[i].size_kb);
+                for (size_t j = 0; j < k->sizes[i].n_stats; j++) {
+                        const ProcCounter *c = &k->sizes[i].stats[j];
+
+                        if (metrics_size_stat_is_gauge(c->name) != gauges)
+                                continue;
+                        if (gauges)
+                                sample(f, name, "size", size, "kind", c->name + STRLEN("nr_"), c->value);
+                        else
+                                sample(f, name, "size", size, "counter", c->name, c->value);
+                }
+        }
+}
+
+/* hugepages-<N>kB/stats/: the nr_* files as one gauge family, every other file as one counter family. */
+static void render_sizes(const MetricsKernel *k, FILE *f) {
+        bool gauges = false, counters = false;
+
+        for (size_t i = 0; i < k->n_sizes; i++)
+                for (size_t j = 0; j < k->sizes[i].n_stats; j++) {
+                        if (metrics_size_stat_is_gauge(k->sizes[i].stats[j].name))
+                                gauges = true;
+                        else
+                                counters = true;
+                }
+        if (counters) {
+                family(f, "thpguard_thp_size_events_total", "counter",
+                       "The kernel's per-size THP event counters, node-wide, by size and counter: "
+                       "transparent_hugepage/hugepages-<size>/stats/<counter> (6.10+; only the files this "
+                       "kernel has). anon_fault_alloc: anonymous faults that got a huge page of that size; "
+                       "anon_fault_fallback: those that fell back to a smaller one (_charge: for the memory "
+                       "cgroup's limit); shmem_alloc and shmem_fallback(_charge) the same for shmem and "
+                       "tmpfs; split, split_failed, split_deferred: huge pages of that size split; swpout, "
+                       "zswpout, swpin and their fallbacks: whole huge pages swapped.");
+                size_samples(k, f, "thpguard_thp_size_events_total", false);
+        }
+        if (gauges) {
+                family(f, "thpguard_thp_size_pages", "gauge",
+                       "Huge pages of one size that exist now, node-wide, by size and kind: "
+                       "transparent_hugepage/hugepages-<size>/stats/nr_<kind>. anon: anonymous huge pages "
+                       "of that size; anon_partially_mapped: those partly unmapped, queued to be split. A "
+                       "count of pages of that size, not bytes.");
+                size_samples(k, f, "thpguard_thp_size_pages", true);
+        }
+}
+
 static void render_kernel(const MetricsKernel *k, FILE *f) {
         if (k->anon_huge_pages_bytes != METRICS_UNKNOWN) {
                 family(f, "thpguard_anon_huge_pages_bytes", "gauge",
@@ -192,6 +244,7 @@ static void render_kernel(const MetricsKernel *k, FILE *f) {
                         sample_usec(f, "thpguard_memory_pressure_stalled_seconds_total", "kind", "full",
                                     k->memory_full_stall_usec);
         }
+        render_sizes(k, f);
 }
 
 int metrics_render(const MetricsSnapshot *s, FILE *f) {

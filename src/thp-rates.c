@@ -100,6 +100,14 @@ int thp_rates_compute(const ThpSample *prev, const ThpSample *cur, uint64_t elap
                 z->anon_fault_fallback =
                     p ? thp_rate(p->anon_fault_fallback, c->anon_fault_fallback, elapsed_usec)
                       : (ThpRate){ .state = THP_RATE_ABSENT };
+                z->split =
+                    p ? thp_rate(p->split, c->split, elapsed_usec) : (ThpRate){ .state = THP_RATE_ABSENT };
+                z->fallback_ratio_known = z->anon_fault_alloc.state != THP_RATE_ABSENT &&
+                                          z->anon_fault_fallback.state != THP_RATE_ABSENT &&
+                                          z->anon_fault_alloc.per_sec + z->anon_fault_fallback.per_sec > 0;
+                if (z->fallback_ratio_known)
+                        z->fallback_ratio = z->anon_fault_fallback.per_sec /
+                                            (z->anon_fault_alloc.per_sec + z->anon_fault_fallback.per_sec);
         }
         *ret = r;
         return 0;

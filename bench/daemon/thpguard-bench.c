@@ -3,6 +3,7 @@
  * thpguard-bench THPGUARDD [IDLE_SECONDS [--idle-only]]
  * thpguard-bench THPGUARDD --drift-only GAP_USEC
  * thpguard-bench THPGUARDD --syscall-only
+ * thpguard-bench THPGUARDD --metrics-only
  *
  * Measures the daemon on this machine's real THP sysfs and prints figures;
  * it asserts nothing. Needs root; saves and restores every knob its policies
@@ -43,6 +44,11 @@
  *    write()) with no daemon, at its defaults and with each probe hook
  *    forced, and the probe's own cost per knob write (syscall-cost, beside
  *    this program, run with this program's lock);
+ *  - the metrics write: its reads in this process through the daemon's own
+ *    functions (the per-size stats of /sys, the node-wide figures of
+ *    /proc) and the render and replace of the file, METRICS_IN_PROCESS
+ *    times each; and the daemon's CPU per second at a 1 s recheck with
+ *    and without --metrics-file; --metrics-only measures this alone;
  *  - peak RSS (VmHWM), the default write source and fanotify;
  *  - a writer looping flat out for 10 s: daemon CPU and log lines.
  */
@@ -84,6 +90,7 @@
 #include "thpguard/diag.h"
 #include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
+#include "thpguard/metrics.h"
 #include "thpguard/policy.h"
 #include "thpguard/procfs.h"
 #include "thpguard/sysfs.h"
@@ -104,6 +111,8 @@
 #endif
 #define STARTS              20
 #define RECHECKS_IN_PROCESS 10000
+#define METRICS_IN_PROCESS  1000
+#define METRICS_DAEMON_SEC  10
 
 /* The policy's directory: not under /tmp, which thpguardd as root refuses (mode 1777). */
 static char dir[] = "/run/thpguard-bench-XXXXXX";
@@ -410,6 +419,158 @@ static double recheck_work_us(const char *conf) {
                 sysfs_handle_close(&h[i]);
         return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) /
                RECHECKS_IN_PROCESS / 1e3;
+}
+
+/* CPU (this process's) and wall time of a stretch of work, per repetition, in microseconds. */
+typedef struct Timing {
+        struct timespec cpu, wall;
+        double cpu_us, wall_us;
+} Timing;
+
+static void timing_start(Timing *t) {
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->cpu);
+        clock_gettime(CLOCK_MONOTONIC, &t->wall);
+}
+
+static void timing_end(Timing *t, int reps) {
+        struct timespec cpu, wall;
+
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+        clock_gettime(CLOCK_MONOTONIC, &wall);
+        t->cpu_us = ((double)(cpu.tv_sec - t->cpu.tv_sec) * 1e9 + (double)(cpu.tv_nsec - t->cpu.tv_nsec)) /
+                    1e3 / reps;
+        t->wall_us =
+            ((double)(wall.tv_sec - t->wall.tv_sec) * 1e9 + (double)(wall.tv_nsec - t->wall.tv_nsec)) / 1e3 /
+            reps;
+}
+
+/*
+ * The alternative metrics_read_sizes() does not take, for comparison: the
+ * same files (k's, of /sys) opened once and read with pread() at offset
+ * 0, as the knob handles are, METRICS_IN_PROCESS times.
+ */
+static Timing kept_files_read(const MetricsKernel *k) {
+        static int fds[METRICS_SIZES_MAX * METRICS_SIZE_STATS_MAX];
+        char buf[64], path[PATH_MAX];
+        size_t n = 0;
+        Timing t;
+
+        for (size_t i = 0; i < k->n_sizes; i++)
+                for (size_t j = 0; j < k->sizes[i].n_stats; j++) {
+                        snprintf(path, sizeof(path), THP "/hugepages-%llukB/stats/%s",
+                                 (unsigned long long)k->sizes[i].size_kb, k->sizes[i].stats[j].name);
+                        fds[n] = open(path, O_RDONLY | O_CLOEXEC);
+                        if (fds[n] < 0)
+                                perror(path), exit(1);
+                        n++;
+                }
+        timing_start(&t);
+        for (int r = 0; r < METRICS_IN_PROCESS; r++)
+                for (size_t i = 0; i < n; i++)
+                        if (pread(fds[i], buf, sizeof(buf) - 1, 0) <= 0)
+                                perror("pread"), exit(1);
+        timing_end(&t, METRICS_IN_PROCESS);
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+        return t;
+}
+
+/*
+ * What one metrics write costs: in this process through the daemon's own
+ * functions, METRICS_IN_PROCESS times each, the per-size stats of the real
+ * /sys (metrics_read_sizes(): every hugepages-*kB/stats/ file listed,
+ * opened below the root, read and closed, as at every write; beside it,
+ * the same files kept open and read with pread(), which the daemon does
+ * not do), the node-wide figures of /proc (metrics_read_kernel()), and the
+ * render and atomic replace of a file with both (metrics_write_file():
+ * fsync() and rename()); CPU and wall time. Then the daemon itself,
+ * recheck_interval = 1, METRICS_DAEMON_SEC with and without
+ * --metrics-file, twice in turn: its main thread's CPU per second, a
+ * recheck and (with the file) a metrics write each.
+ */
+static void measure_metrics_write(const char *thpguardd) {
+        static MetricsKernel k, sizes;
+        MetricsSnapshot snap = { .up = true, .recheck_interval_sec = 1, .kernel = &k };
+        Timing listing, kept, proc, write;
+        char conf[256], mdir[256], mfile[300];
+        double per_sec[2][2] = {}, wakeups_per_sec[2][2] = {};
+        size_t n_files = 0;
+        struct stat st;
+
+        snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
+        snprintf(mdir, sizeof(mdir), "%s/metrics", dir);
+        snprintf(mfile, sizeof(mfile), "%s/thpguard.prom", mdir);
+        if (mkdir(mdir, 0755) < 0 && errno != EEXIST)
+                perror(mdir), exit(1);
+
+        timing_start(&listing);
+        for (int n = 0; n < METRICS_IN_PROCESS; n++)
+                if (metrics_read_sizes("/sys", &sizes) < 0)
+                        fprintf(stderr, "metrics_read_sizes(/sys) failed\n"), exit(1);
+        timing_end(&listing, METRICS_IN_PROCESS);
+        for (size_t i = 0; i < sizes.n_sizes; i++)
+                n_files += sizes.sizes[i].n_stats;
+        kept = kept_files_read(&sizes);
+
+        timing_start(&proc);
+        for (int n = 0; n < METRICS_IN_PROCESS; n++)
+                (void)metrics_read_kernel("/proc", &k);
+        timing_end(&proc, METRICS_IN_PROCESS);
+        (void)metrics_read_sizes("/sys", &k); /* metrics_read_kernel() leaves none */
+
+        timing_start(&write);
+        for (int n = 0; n < METRICS_IN_PROCESS; n++)
+                if (metrics_write_file(mfile, &snap) < 0)
+                        fprintf(stderr, "metrics_write_file(%s) failed\n", mfile), exit(1);
+        timing_end(&write, METRICS_IN_PROCESS);
+        if (stat(mfile, &st) < 0)
+                perror(mfile), exit(1);
+
+        printf(
+            "metrics write, the work alone (%d times each, in process): the per-size stats, %zu files in "
+            "%zu "
+            "sizes, listed, opened, read and closed: %.1f us CPU, %.1f us wall (the same files kept open "
+            "and "
+            "read with pread(), which the daemon does not do: %.1f us CPU, %.1f us wall); /proc's meminfo, "
+            "vmstat and PSI: %.1f us CPU, %.1f us wall; render and replace (fsync, rename) of the %lld-byte "
+            "file: %.1f us CPU, %.1f us wall\n",
+            METRICS_IN_PROCESS, n_files, sizes.n_sizes, listing.cpu_us, listing.wall_us, kept.cpu_us,
+            kept.wall_us, proc.cpu_us, proc.wall_us, (long long)st.st_size, write.cpu_us, write.wall_us);
+
+        /* The daemon: the same 1 s recheck, with the file and without, twice in turn; CPU per second. */
+        write_policy("recheck_interval = 1;\nthp = { enabled = \"madvise\"; };\n");
+        for (int run = 0; run < 2; run++)
+                for (int with = 0; with <= 1; with++) {
+                        char *argv[] = { (char *)thpguardd,
+                                         "--config",
+                                         conf,
+                                         "--log-target=console",
+                                         with ? "--metrics-file" : NULL,
+                                         mfile,
+                                         NULL };
+                        uint64_t ready_ns, c_a, c_b;
+                        long w_a, w_b;
+                        pid_t pid;
+
+                        unlink(mfile);
+                        pid = start_argv(argv, with ? "metrics-with.log" : "metrics-without.log", &ready_ns);
+                        sleep(2); /* the startup's work done, the first file written */
+                        c_a = cpu_ns(pid), w_a = wakeups(pid);
+                        sleep(METRICS_DAEMON_SEC);
+                        c_b = cpu_ns(pid), w_b = wakeups(pid);
+                        stop_daemon(pid);
+                        per_sec[run][with] = (double)(c_b - c_a) / METRICS_DAEMON_SEC / 1e3;
+                        wakeups_per_sec[run][with] = (double)(w_b - w_a) / METRICS_DAEMON_SEC;
+                        if (with && stat(mfile, &st) < 0)
+                                fprintf(stderr, "the daemon wrote no %s\n", mfile), exit(1);
+                }
+        for (int run = 0; run < 2; run++)
+                printf(
+                    "  the daemon, recheck_interval = 1 (a recheck and a metrics write a second), run %d: "
+                    "CPU %.1f us/s without a metrics file (%.1f wakeups/s), %.1f us/s with one (%.1f "
+                    "wakeups/s): +%.1f us a write\n",
+                    run + 1, per_sec[run][0], wakeups_per_sec[run][0], per_sec[run][1],
+                    wakeups_per_sec[run][1], per_sec[run][1] - per_sec[run][0]);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -1570,6 +1731,7 @@ int main(int argc, char **argv) {
         uint64_t ready[STARTS], fan_ready[STARTS], floor_ready[STARTS], ready_ns, c0, c1, f0, f1;
         int idle_seconds = argc > 2 ? atoi(argv[2]) : 60;
         bool drift_only = argc > 2 && strcmp(argv[2], "--drift-only") == 0;
+        bool metrics_only = argc == 3 && strcmp(argv[2], "--metrics-only") == 0;
         unsigned long drift_only_gap = 0;
         char *end;
         char conf[256], floor_bin[PATH_MAX], cost_bin[PATH_MAX], source[256];
@@ -1582,7 +1744,8 @@ int main(int argc, char **argv) {
         if (argc < 2) {
                 fprintf(stderr, "usage: thpguard-bench THPGUARDD [IDLE_SECONDS [--idle-only]]\n"
                                 "       thpguard-bench THPGUARDD --drift-only GAP_USEC\n"
-                                "       thpguard-bench THPGUARDD --syscall-only\n");
+                                "       thpguard-bench THPGUARDD --syscall-only\n"
+                                "       thpguard-bench THPGUARDD --metrics-only\n");
                 return 2;
         }
         if (drift_only) {
@@ -1626,6 +1789,11 @@ int main(int argc, char **argv) {
         }
         if (argc > 3 && strcmp(argv[3], "--idle-only") == 0) {
                 measure_idle(argv[1], idle_seconds);
+                print_loadavg("at the end");
+                return 0;
+        }
+        if (metrics_only) {
+                measure_metrics_write(argv[1]);
                 print_loadavg("at the end");
                 return 0;
         }
@@ -1719,6 +1887,7 @@ int main(int argc, char **argv) {
         stop_daemon(pid);
 
         measure_idle(argv[1], idle_seconds);
+        measure_metrics_write(argv[1]);
 
         /* Fight: default protection (5 corrections in 10 s), a writer looping flat out for 10 s. */
         write_policy("recheck_interval = 30;\nthp = { enabled = \"madvise\"; };\n");

@@ -52,6 +52,7 @@ typedef struct ThpSizeSample {
         uint64_t size_kb;
         uint64_t anon_fault_alloc;    /* hugepages-NkB/stats/anon_fault_alloc; PROCFS_UNKNOWN: absent */
         uint64_t anon_fault_fallback; /* .../anon_fault_fallback */
+        uint64_t split;               /* .../split: huge pages of this size split (not on every kernel) */
 } ThpSizeSample;
 
 typedef struct ThpSample {
@@ -83,7 +84,15 @@ typedef struct ThpRate {
 
 typedef struct ThpSizeRates {
         uint64_t size_kb;
-        ThpRate anon_fault_alloc, anon_fault_fallback;
+        ThpRate anon_fault_alloc, anon_fault_fallback, split;
+        /*
+         * The share of this size's anonymous huge page faults in the interval
+         * that fell back to a smaller size: fallback / (alloc + fallback) of
+         * the two rates above, 0 to 1. Unknown where either is absent, or
+         * where the size took no fault in the interval (0 / 0).
+         */
+        bool fallback_ratio_known;
+        double fallback_ratio;
 } ThpSizeRates;
 
 typedef struct ThpRates {

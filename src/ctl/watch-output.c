@@ -71,8 +71,29 @@ static void centi_string(uint64_t v, char *buf, size_t size) {
                 snprintf(buf, size, "%" PRIu64 ".%02" PRIu64, v / 100, v % 100);
 }
 
-static void size_column(const ThpSizeRates *z, bool fallback, char *buf, size_t size) {
-        snprintf(buf, size, "%" PRIu64 "kB_%s/s", z->size_kb, fallback ? "fallback" : "alloc");
+/* A size's fallback ratio as shown: "-" when unknown, else two decimals (0.00 to 1.00). */
+const char *watch_ratio_string(const ThpSizeRates *z, char *buf, size_t size) {
+        if (!z->fallback_ratio_known)
+                snprintf(buf, size, "-");
+        else
+                snprintf(buf, size, "%.2f", z->fallback_ratio);
+        return buf;
+}
+
+/* The columns of each size, in the order of the line and of thpguardctl(1): NkB_<name>. */
+static const char *const size_columns[] = { "alloc/s", "fallback/s", "fallback_ratio", "split/s" };
+
+static const char *size_value(const ThpSizeRates *z, size_t column, char *buf, size_t size) {
+        switch (column) {
+        case 0:
+                return watch_rate_string(z->anon_fault_alloc, 1, buf, size);
+        case 1:
+                return watch_rate_string(z->anon_fault_fallback, 1, buf, size);
+        case 2:
+                return watch_ratio_string(z, buf, size);
+        default:
+                return watch_rate_string(z->split, 1, buf, size);
+        }
 }
 
 /* Calls out(name, value) for each column; the header and the line are the same walk. */
@@ -107,11 +128,10 @@ static void columns(FILE *f, const WatchFrame *fr, bool header) {
                 snprintf(v, sizeof(v), "-");
         col(f, "anon_huge_change_MiB", header ? "anon_huge_change_MiB" : v);
         for (size_t i = 0; i < r->n_sizes; i++)
-                for (int fb = 0; fb <= 1; fb++) {
-                        size_column(&r->sizes[i], fb, name, sizeof(name));
-                        watch_rate_string(fb ? r->sizes[i].anon_fault_fallback
-                                             : r->sizes[i].anon_fault_alloc,
-                                          1, v, sizeof(v));
+                for (size_t c = 0; c < ELEMENTSOF(size_columns); c++) {
+                        snprintf(name, sizeof(name), "%" PRIu64 "kB_%s", r->sizes[i].size_kb,
+                                 size_columns[c]);
+                        size_value(&r->sizes[i], c, v, sizeof(v));
                         col(f, name, header ? name : v);
                 }
         /* The top grower; its name last, as it may hold blanks. */
@@ -185,16 +205,22 @@ static json_object *resets_json(const ThpRates *r) {
                 if (r->counters[c].state == THP_RATE_RESET)
                         json_object_array_add(a, json_object_new_string(thp_counter_name(c)));
         for (size_t i = 0; i < r->n_sizes; i++) {
-                char name[64];
+                const struct {
+                        const char *name;
+                        ThpRate rate;
+                } stats[] = {
+                        { "anon_fault_alloc", r->sizes[i].anon_fault_alloc },
+                        { "anon_fault_fallback", r->sizes[i].anon_fault_fallback },
+                        { "split", r->sizes[i].split },
+                };
 
-                if (r->sizes[i].anon_fault_alloc.state == THP_RATE_RESET) {
-                        snprintf(name, sizeof(name), "hugepages-%" PRIu64 "kB/anon_fault_alloc",
-                                 r->sizes[i].size_kb);
-                        json_object_array_add(a, json_object_new_string(name));
-                }
-                if (r->sizes[i].anon_fault_fallback.state == THP_RATE_RESET) {
-                        snprintf(name, sizeof(name), "hugepages-%" PRIu64 "kB/anon_fault_fallback",
-                                 r->sizes[i].size_kb);
+                for (size_t j = 0; j < ELEMENTSOF(stats); j++) {
+                        char name[64];
+
+                        if (stats[j].rate.state != THP_RATE_RESET)
+                                continue;
+                        snprintf(name, sizeof(name), "hugepages-%" PRIu64 "kB/%s", r->sizes[i].size_kb,
+                                 stats[j].name);
                         json_object_array_add(a, json_object_new_string(name));
                 }
         }
@@ -229,6 +255,9 @@ static json_object *sizes_json(const ThpRates *r) {
                 add(o, "size_kb", json_new_uint64(r->sizes[i].size_kb));
                 add(o, "anon_fault_alloc_per_s", rate_json(r->sizes[i].anon_fault_alloc, 1));
                 add(o, "anon_fault_fallback_per_s", rate_json(r->sizes[i].anon_fault_fallback, 1));
+                add(o, "anon_fault_fallback_ratio",
+                    r->sizes[i].fallback_ratio_known ? number(r->sizes[i].fallback_ratio) : NULL);
+                add(o, "split_per_s", rate_json(r->sizes[i].split, 1));
                 json_object_array_add(a, o);
         }
         return a;

@@ -135,20 +135,23 @@ static int draw_sizes(const WatchFrame *fr, int y) {
 
         for (size_t i = 0; i < r->n_sizes; i++)
                 any = any || r->sizes[i].anon_fault_alloc.state != THP_RATE_ABSENT ||
-                      r->sizes[i].anon_fault_fallback.state != THP_RATE_ABSENT;
+                      r->sizes[i].anon_fault_fallback.state != THP_RATE_ABSENT ||
+                      r->sizes[i].split.state != THP_RATE_ABSENT;
         if (!any) {
-                line(y++, "mTHP         no per-size stats on this kernel (hugepages-*kB/stats, 6.8+)");
+                line(y++, "mTHP         no per-size stats on this kernel (hugepages-*kB/stats, 6.10+)");
                 return y;
         }
         attron(A_BOLD);
-        line(y++, "mTHP size    anon_fault_alloc/s  anon_fault_fallback/s");
+        line(y++, "mTHP size    anon_fault_alloc/s  anon_fault_fallback/s  fallback_ratio  split/s");
         attroff(A_BOLD);
         for (size_t i = 0; i < r->n_sizes && y < LINES - 3; i++) {
-                char a[32], b[32], size[32];
+                char a[32], b[32], c[32], d[32], size[32];
 
                 snprintf(size, sizeof(size), "%" PRIu64 "kB", r->sizes[i].size_kb);
-                line(y++, "  %-10s %18s  %21s", size, rate(r->sizes[i].anon_fault_alloc, 1, a, 32),
-                     rate(r->sizes[i].anon_fault_fallback, 1, b, 32));
+                line(y++, "  %-10s %18s  %21s  %14s  %7s", size,
+                     rate(r->sizes[i].anon_fault_alloc, 1, a, 32),
+                     rate(r->sizes[i].anon_fault_fallback, 1, b, 32),
+                     watch_ratio_string(&r->sizes[i], c, 32), rate(r->sizes[i].split, 1, d, 32));
         }
         return y;
 }

@@ -90,18 +90,20 @@ static void sample_khugepaged(WatchSession *w, ThpSample *s) {
         }
 }
 
-/* The per-size anon_fault_* of the sizes the startup collection found (they are fixed at boot). */
+/* The per-size anon_fault_* and split of the sizes the startup collection found (they are fixed at boot). */
 static void sample_sizes(WatchSession *w, ThpSample *s) {
         for (size_t i = 0; i < w->node.n_sizes && s->n_sizes < ELEMENTSOF(s->sizes); i++) {
                 const CtlSizeStats *z = &w->node.sizes[i];
-                char alloc[64], fallback[64];
+                char alloc[64], fallback[64], split[64];
 
                 snprintf(alloc, sizeof(alloc), "%s/stats/anon_fault_alloc", z->dir);
                 snprintf(fallback, sizeof(fallback), "%s/stats/anon_fault_fallback", z->dir);
+                snprintf(split, sizeof(split), "%s/stats/split", z->dir);
                 s->sizes[s->n_sizes++] = (ThpSizeSample){
                         .size_kb = z->size_kb,
                         .anon_fault_alloc = ctl_sysfs_u64(w->sysfs, alloc),
                         .anon_fault_fallback = ctl_sysfs_u64(w->sysfs, fallback),
+                        .split = ctl_sysfs_u64(w->sysfs, split),
                 };
         }
 }

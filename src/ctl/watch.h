@@ -64,6 +64,8 @@ typedef struct WatchFrame {
 
 /* A rate as shown: "-" when absent, else "%.1f" scaled by factor (1 for per second). */
 const char *watch_rate_string(ThpRate r, double factor, char *buf, size_t size);
+/* A size's fallback ratio as shown: "-" when unknown, else "%.2f" (0.00 to 1.00). */
+const char *watch_ratio_string(const ThpSizeRates *z, char *buf, size_t size);
 
 /* The line mode: the header (the columns thpguardctl(1) documents), then one line a frame. */
 void watch_line_header(FILE *f, const WatchFrame *fr);

@@ -8,7 +8,8 @@ The parser is prometheus_client's (Debian: python3-prometheus-client), the
 text-format parser of the Prometheus project's Python client, not a regex of
 our own. On top of a clean parse it checks that every family has # HELP and
 a gauge or counter # TYPE, that a family the daemon writes only in some
-configurations has its own type where it is there, and with --all that
+configurations has its own type where it is there (the per-size families
+also their labels), and with --all that
 every family the daemon promises is there. Each EXPECT is SAMPLE=VALUE, SAMPLE>=VALUE or
 SAMPLE<=VALUE, where
 SAMPLE is written as in the file: name or name{label="value",...} (labels
@@ -45,6 +46,14 @@ OPTIONAL_FAMILIES = {
     "thpguard_write_source": "gauge",
     # while the BPF write probe is the write source
     "thpguard_write_probe_lost_records_total": "counter",
+    # on a kernel with hugepages-*kB/stats/ (6.10+): its counters, and its nr_* gauges
+    "thpguard_thp_size_events_total": "counter",
+    "thpguard_thp_size_pages": "gauge",
+}
+# The labels each sample of these families must carry, and nothing else.
+FAMILY_LABELS = {
+    "thpguard_thp_size_events_total": {"size", "counter"},
+    "thpguard_thp_size_pages": {"size", "kind"},
 }
 
 
@@ -85,7 +94,13 @@ def main(argv):
             problems.append(f"family {fam.name} has no # HELP")
         if fam.type not in ("gauge", "counter"):
             problems.append(f"family {fam.name} has type {fam.type}, not gauge or counter")
+        want_labels = FAMILY_LABELS.get(fam.name, FAMILY_LABELS.get(fam.name + "_total"))
         for s in fam.samples:
+            if want_labels is not None and set(s.labels) != want_labels:
+                problems.append(f"sample {s.name}{s.labels} has labels {sorted(s.labels)}, "
+                                f"expected {sorted(want_labels)}")
+            if want_labels is not None and not re.fullmatch(r"[1-9][0-9]*kB", s.labels.get("size", "")):
+                problems.append(f"sample {s.name}{s.labels}: size is not <N>kB")
             key = (s.name, tuple(sorted(s.labels.items())))
             if key in samples:
                 problems.append(f"sample {s.name}{s.labels} appears twice")

@@ -3,7 +3,9 @@
 # (prometheus_client, Debian's python3-prometheus-client), on a private copy
 # of the 6.18 fixture kernel so the real sysfs is never touched:
 #  - every promised family is there with HELP/TYPE, and the values are right:
-#    a startup correction, an unsupported knob, the recheck interval;
+#    a startup correction, an unsupported knob, the recheck interval; every
+#    hugepages-*kB/stats/ file is a sample with its size, read anew at each
+#    write, and a file a size lacks has none;
 #  - a burst of 40 foreign writes in 2 s makes 40 corrections but at most one
 #    file write per second, and the trailing write brings the file up to date;
 #  - reloads are counted, ok and failed, and the file states the new interval;
@@ -23,6 +25,11 @@ ROOT=$TMP/sys
 cp -a "$SRCDIR/tests/fixtures/6.18" "$ROOT"
 KD=$ROOT/kernel/mm/transparent_hugepage/khugepaged/defrag
 echo 1 >"$KD"
+# The per-size stats the file exports, with values of their own (the fixture's are all 0).
+S2M=$ROOT/kernel/mm/transparent_hugepage/hugepages-2048kB/stats
+echo 41 >"$S2M/anon_fault_fallback"
+echo 3 >"$S2M/nr_anon"
+echo 7 >"$ROOT/kernel/mm/transparent_hugepage/hugepages-8kB/stats/split"
 mkdir "$TMP/metrics"
 M=$TMP/metrics/thpguard.prom
 POLICY=$TMP/policy/thpguard.conf
@@ -60,7 +67,18 @@ metrics_check "$M" --all \
         'thpguard_correction_failures_total{knob="khugepaged/defrag"}=0' \
         "thpguard_last_correction_timestamp_seconds>=$started" \
         'thpguard_vmstat_total{counter="thp_fault_alloc"}>=0' \
-        'thpguard_anon_huge_pages_bytes>=0'
+        'thpguard_anon_huge_pages_bytes>=0' \
+        'thpguard_thp_size_events_total{size="2048kB",counter="anon_fault_fallback"}=41' \
+        'thpguard_thp_size_events_total{size="2048kB",counter="anon_fault_alloc"}=0' \
+        'thpguard_thp_size_events_total{size="8kB",counter="split"}=7' \
+        'thpguard_thp_size_pages{size="2048kB",kind="anon"}=3' \
+        'thpguard_thp_size_pages{size="2048kB",kind="anon_partially_mapped"}=0'
+# Every file of every size's stats/, and nothing the kernel does not have (8 kB: no anon_*, no nr_*).
+n_stats=$(find "$ROOT/kernel/mm/transparent_hugepage" -path '*/hugepages-*kB/stats/*' -type f | wc -l)
+n_samples=$(grep -c '^thpguard_thp_size_' "$M")
+[ "$n_samples" = "$n_stats" ] || fail "$n_samples per-size samples for $n_stats stats files"
+! grep -E '^thpguard_thp_size_(events_total\{size="8kB",counter="anon|pages\{size="8kB")' "$M" ||
+        fail "a series for a file hugepages-8kB/stats/ does not have"
 [ "$(stat -c %a "$M")" = 644 ] || fail "the metrics file is mode $(stat -c %a "$M"), expected 644"
 
 # 2. A burst: 40 corrections in about 2 s, at most one write per second.
@@ -106,6 +124,10 @@ grep -q 'stuck' "$TMP/alive.err" || fail "--alive did not say why: $(cat "$TMP/a
 wait_until 3 "$THPGUARDD" --alive --metrics-file "$M" >/dev/null 2>&1 ||
         fail "--alive still fails after the daemon runs again"
 metrics_check "$M" --all 'thpguard_rechecks_total>=1'
+# Read anew at every write: a counter that moved is in the file after the next recheck.
+echo 45 >"$S2M/anon_fault_fallback"
+wait_until 5 metric_is "$M" 'thpguard_thp_size_events_total{size="2048kB",counter="anon_fault_fallback"}' 45 ||
+        fail "the 2 MiB anon_fault_fallback moved to 45, yet the file still says $(grep 'size="2048kB",counter="anon_fault_fallback"' "$M")"
 
 # 5. A clean stop: exit 0, thpguard_up 0, and --alive says the daemon stopped.
 kill -TERM "$DAEMON_PID"

@@ -1,6 +1,8 @@
 # thpguardctl watch in a real terminal (tmux): while a helper faults in
-# huge pages, the full-screen view shows a non-zero THP fault rate and the
-# helper in its top list; after a resize it is drawn at the new size; q and
+# huge pages, the full-screen view shows a non-zero THP fault rate, the
+# helper in its top list and, where the kernel has hugepages-2048kB/stats/,
+# the 2 MiB row of the mTHP table with its faults and a fallback ratio;
+# after a resize it is drawn at the new size; q and
 # Ctrl-C end it with the terminal as it was (no alternate screen, cursor
 # shown, keypad mode off, the same stty settings).
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +72,16 @@ if ! poll 30 faults_on_screen; then
 fi
 poll 30 helper_in_top || { show w; fail "the helper (pid $GROW_PID) is not in the top list with a growth > 0"; }
 echo "seen: a fault rate > 0 and the helper (pid $GROW_PID) in the top list"
+# The mTHP table: its 2 MiB row moves with the helper's faults (got or fallen back), a ratio beside them.
+size_row_moves() {
+        screen w | awk '$1 == "2048kB" && ($2 + 0 > 0 || $3 + 0 > 0) && $4 ~ /^[01]\.[0-9][0-9]$/ { found = 1 } END { exit !found }'
+}
+if [ -f "$THP/hugepages-2048kB/stats/anon_fault_alloc" ]; then
+        screen w | grep -q 'anon_fault_fallback/s  fallback_ratio  split/s' ||
+                { show w; fail "the mTHP table has no fallback_ratio and split/s columns"; }
+        poll 30 size_row_moves || { show w; fail "the 2048kB row shows no fault and no fallback ratio while the helper faults"; }
+        echo "seen: $(screen w | awk '$1 == "2048kB"' | tr -s ' ')"
+fi
 
 # The title ends with "q: quit" at the right edge: its length is the terminal's width.
 width_is() { [ "$(screen w | head -n 1 | awk '{ print length($0) }')" = "$1" ] && screen w | head -n 1 | grep -q 'q: quit$'; }

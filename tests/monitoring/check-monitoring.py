@@ -39,6 +39,7 @@ DASHBOARD_MUST_READ = {
     "writer fights": "thpguard_writer_fights_total",
     "AnonHugePages": "thpguard_anon_huge_pages_bytes",
     "compaction stalls and THP fault fallbacks": "thpguard_vmstat_total",
+    "the fault fallback ratio per THP size": "thpguard_thp_size_events_total",
 }
 
 KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring",

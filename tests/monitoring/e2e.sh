@@ -10,7 +10,8 @@
 #     then firing (and ThpguardWriterFight stays quiet); put back: resolved;
 #  2. enforce mode, a writer fight on defrag: ThpguardWriterFight and
 #     ThpguardNodeNotCompliant go pending, then firing; every dashboard
-#     expression runs on the live data (the drifted-nodes table included);
+#     expression runs on the live data (the drifted-nodes table included,
+#     and the per-size fallback ratio while thp-helper faults in 2 MiB pages);
 #     the other writer stops: both resolve;
 #  3. an invalid policy: ThpguardPolicyReloadFailed fires;
 #  4. SIGTERM: ThpguardDown goes pending, then firing; thpguardd again: resolved;
@@ -32,10 +33,11 @@ stop_pid() {
         terminate "${!1}"
         printf -v "$1" '%s' ''
 }
-NE='' PROM='' FIGHTER=''
+NE='' PROM='' FIGHTER='' GROW=''
 on_exit 'stop_pid NE'
 on_exit 'stop_pid PROM'
 on_exit 'stop_pid FIGHTER'
+on_exit 'stop_pid GROW'
 
 
 TEXTFILE=$TMP/textfile
@@ -117,12 +119,28 @@ api watch "$URL" 60 --seen "$SEEN" ThpguardWriterFight=pending ThpguardWriterFig
 api watch "$URL" 60 --seen "$SEEN" ThpguardNodeNotCompliant=pending ThpguardNodeNotCompliant=firing ||
         fail "ThpguardNodeNotCompliant did not go pending, then firing, during a writer fight"
 has_event writer_fight knob=defrag || fail "the daemon did not log the writer fight"
+# Real 2 MiB faults (madvised), so that the per-size panel has a line: the per-size stats through
+# the daemon, node-exporter and Prometheus. Where the kernel has no such stats, no line.
+size_panel=(--may-be-empty "THP fault fallback ratio per size")
+if [ -f "$THP/hugepages-2048kB/stats/anon_fault_alloc" ]; then
+        [ "$(thp_get enabled)" != never ] || thp_set enabled madvise
+        [ "$(thp_get hugepages-2048kB/enabled)" != never ] || thp_set hugepages-2048kB/enabled inherit
+        "$THP_HELPER" grow 64 >"$TMP/grow.out" 9>&- &
+        GROW=$!
+        size_faults() {
+                [ -n "$(api value "$URL" 'count(sum by (instance) (rate(thpguard_thp_size_events_total{size="2048kB",counter=~"anon_fault_(alloc|fallback)"}[1m])) > 0)')" ]
+        }
+        wait_until 30 size_faults || fail "Prometheus has no 2048kB anon fault rate while thp-helper grow faults"
+        size_panel=()
+        echo "   2048kB anon faults in Prometheus: $(api value "$URL" 'sum(rate(thpguard_thp_size_events_total{size="2048kB",counter=~"anon_fault_(alloc|fallback)"}[1m]))')/s"
+fi
 echo "   every dashboard expression on the live data:"
 "$PY" "$MT/check-monitoring.py" dashboard "$SRCDIR" "$TMP/dash" >/dev/null
 # No khugepaged while THP is off (another test's state before ours): then that panel has no line.
 api dashboard "$URL" "$TMP/dash/dashboard-exprs.json" --may-be-empty "Stopped thpguardd" \
-        --may-be-empty "khugepaged CPU per node" ||
+        --may-be-empty "khugepaged CPU per node" "${size_panel[@]}" ||
         fail "a dashboard expression fails or has no data (above)"
+stop_pid GROW
 touch "$TMP/stop-fighter"
 wait_exit "$FIGHTER" 10 || true
 FIGHTER=

@@ -49,4 +49,8 @@ mutant stale-any-file 's/file=~".\*thpguard\\\\.prom"/file=~".*"/'
 mutant stale-while-stopped '/unless on (instance, job) thpguard_up == 0/d'
 mutant reload-ok 's/result="failed"}\[30m\]/result="ok"}[30m]/'
 mutant annotation-text 's/Nothing puts drifted/Nothing puts/'
+mutant size-fallback-threshold 's/ratio5m > 0.5$/ratio5m > 0.9/'
+mutant size-fallback-no-for '/alert: ThpguardSizeFallbackHigh/,/for:/s/for: 15m/for: 1m/'
+mutant size-fallback-trickle 's/\[5m\])) > 0.1$/[5m])) >= 0/'
+mutant size-fallback-denominator 's/{counter=~"anon_fault_(alloc|fallback)"}\[5m\])) > 0)/{counter="anon_fault_alloc"}[5m])) > 0)/'
 echo "PASS"

@@ -273,6 +273,91 @@ static void test_kernel_cpu_and_pressure(void **state) {
         assert_every_family_documented(text2);
 }
 
+static size_t count_of(const char *text, const char *needle) {
+        size_t n = 0;
+
+        for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+                n++;
+        return n;
+}
+
+/* A MetricsKernel with every node-wide figure unknown: only what a test adds is written. */
+static MetricsKernel *kernel_unknown(void) {
+        MetricsKernel *k = calloc(1, sizeof(*k));
+
+        assert_non_null(k);
+        k->anon_huge_pages_bytes = k->shmem_huge_pages_bytes = METRICS_UNKNOWN;
+        k->khugepaged_cpu_usec = k->memory_some_stall_usec = k->memory_full_stall_usec = METRICS_UNKNOWN;
+        return k;
+}
+
+/* name = value in size kb's stats, after those added before; a new size after the others. */
+static void size_add(MetricsKernel *k, uint64_t kb, const char *name, uint64_t value) {
+        MetricsSize *z = &k->sizes[k->n_sizes - (k->n_sizes > 0)];
+
+        if (k->n_sizes == 0 || z->size_kb != kb) {
+                z = &k->sizes[k->n_sizes++];
+                *z = (MetricsSize){ .size_kb = kb };
+        }
+        snprintf(z->stats[z->n_stats].name, sizeof(z->stats[0].name), "%s", name);
+        z->stats[z->n_stats++].value = value;
+}
+
+/*
+ * The per-size stats: every counter in one family, every nr_* in a gauge
+ * family of its own (kind without the nr_), each family's samples
+ * together, sizes ascending; a family with no sample is left out.
+ */
+static void test_kernel_sizes(void **state) {
+        _cleanup_free_ MetricsKernel *k = kernel_unknown();
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30, .kernel = k };
+        _cleanup_free_ char *text = NULL, *counters_only = NULL, *none = NULL;
+
+        size_add(k, 16, "anon_fault_alloc", 5);
+        size_add(k, 16, "anon_fault_fallback", 1);
+        size_add(k, 16, "nr_anon", 2);
+        size_add(k, 16, "split", 0);
+        size_add(k, 2048, "anon_fault_alloc", UINT64_C(18446744073709551615));
+        size_add(k, 2048, "nr_anon", 4);
+        size_add(k, 2048, "nr_anon_partially_mapped", 1);
+        size_add(k, 2048, "zswpout", 3);
+        text = render(&s);
+        assert_non_null(
+            strstr(text, "\n# TYPE thpguard_thp_size_events_total counter\n"
+                         "thpguard_thp_size_events_total{size=\"16kB\",counter=\"anon_fault_alloc\"} 5\n"
+                         "thpguard_thp_size_events_total{size=\"16kB\",counter=\"anon_fault_fallback\"} 1\n"
+                         "thpguard_thp_size_events_total{size=\"16kB\",counter=\"split\"} 0\n"
+                         "thpguard_thp_size_events_total{size=\"2048kB\",counter=\"anon_fault_alloc\"} "
+                         "18446744073709551615\n"
+                         "thpguard_thp_size_events_total{size=\"2048kB\",counter=\"zswpout\"} 3\n"
+                         "# HELP thpguard_thp_size_pages "));
+        assert_non_null(
+            strstr(text, "\n# TYPE thpguard_thp_size_pages gauge\n"
+                         "thpguard_thp_size_pages{size=\"16kB\",kind=\"anon\"} 2\n"
+                         "thpguard_thp_size_pages{size=\"2048kB\",kind=\"anon\"} 4\n"
+                         "thpguard_thp_size_pages{size=\"2048kB\",kind=\"anon_partially_mapped\"} 1\n"));
+        assert_int_equal(count_of(text, "# TYPE thpguard_thp_size_events_total "), 1);
+        assert_int_equal(count_of(text, "# TYPE thpguard_thp_size_pages "), 1);
+        assert_int_equal(count_of(text, "\nthpguard_thp_size_"), 8);
+        assert_every_family_documented(text);
+
+        /* No nr_* (6.8's stats/: anon_* only): no gauge family. */
+        k->n_sizes = 0;
+        size_add(k, 64, "anon_fault_alloc", 1);
+        counters_only = render(&s);
+        assert_non_null(
+            strstr(counters_only,
+                   "\nthpguard_thp_size_events_total{size=\"64kB\",counter=\"anon_fault_alloc\"} 1\n"));
+        assert_null(strstr(counters_only, "thpguard_thp_size_pages"));
+        assert_every_family_documented(counters_only);
+
+        /* No stats/ at all (before 6.8): neither family, no line rather than a 0. */
+        k->n_sizes = 0;
+        none = render(&s);
+        assert_null(strstr(none, "thpguard_thp_size"));
+        assert_every_family_documented(none);
+}
+
 static char *slurp(const char *path) {
         FILE *f = fopen(path, "re");
         char *buf = calloc(1, 1 << 16);
@@ -627,6 +712,7 @@ int main(void) {
                 cmocka_unit_test(test_write_probe_lost),
                 cmocka_unit_test(test_kernel),
                 cmocka_unit_test(test_kernel_cpu_and_pressure),
+                cmocka_unit_test(test_kernel_sizes),
                 cmocka_unit_test(test_write_file),
                 cmocka_unit_test(test_file_check_ours),
                 cmocka_unit_test(test_write_file_symlink_swap),

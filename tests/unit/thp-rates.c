@@ -84,11 +84,16 @@ static void test_rates_fixture(void **state) {
         b.psi_some_avg10_centi = 26;
         a.anon_huge_pages_kb = 204800;
         b.anon_huge_pages_kb = 200704;
-        a.n_sizes = b.n_sizes = 2;
-        a.sizes[0] = (ThpSizeSample){ 64, 10, 4 };
-        b.sizes[0] = (ThpSizeSample){ 64, 30, 2 }; /* fallback went backwards */
-        a.sizes[1] = (ThpSizeSample){ 2048, 5, PROCFS_UNKNOWN };
-        b.sizes[1] = (ThpSizeSample){ 2048, 9, PROCFS_UNKNOWN };
+        a.n_sizes = b.n_sizes = 4;
+        a.sizes[0] = (ThpSizeSample){ 64, 10, 4, 7 };
+        b.sizes[0] = (ThpSizeSample){ 64, 30, 2, 13 }; /* fallback went backwards */
+        a.sizes[1] = (ThpSizeSample){ 2048, 5, PROCFS_UNKNOWN, PROCFS_UNKNOWN };
+        b.sizes[1] = (ThpSizeSample){ 2048, 9, PROCFS_UNKNOWN, PROCFS_UNKNOWN };
+        /* 16 kB: 6 faults in 2 s, 2 of them fallbacks. And 32 kB, which took no fault. */
+        a.sizes[2] = (ThpSizeSample){ 16, 100, 50, 0 };
+        b.sizes[2] = (ThpSizeSample){ 16, 104, 52, 0 };
+        a.sizes[3] = (ThpSizeSample){ 32, 8, 8, 8 };
+        b.sizes[3] = (ThpSizeSample){ 32, 8, 8, 8 };
 
         assert_int_equal(thp_rates_compute(&a, &b, 2000000, &r), 0);
         assert_true(r.elapsed_sec == 2.0);
@@ -111,12 +116,25 @@ static void test_rates_fixture(void **state) {
         assert_true(r.anon_huge_pages_change_known);
         assert_int_equal(r.anon_huge_pages_change_kb, -4096);
         assert_int_equal(r.anon_huge_pages_kb, 200704);
-        assert_int_equal(r.n_sizes, 2);
+        assert_int_equal(r.n_sizes, 4);
         assert_int_equal(r.sizes[0].size_kb, 64);
         assert_rate(r.sizes[0].anon_fault_alloc, THP_RATE_OK, 10);
         assert_rate(r.sizes[0].anon_fault_fallback, THP_RATE_RESET, 1);
+        assert_rate(r.sizes[0].split, THP_RATE_OK, 3);
+        /* From the rates, a reset's too: 1 of 11 a second. */
+        assert_true(r.sizes[0].fallback_ratio_known);
+        assert_true(r.sizes[0].fallback_ratio == 1.0 / 11);
         assert_rate(r.sizes[1].anon_fault_alloc, THP_RATE_OK, 2);
         assert_rate(r.sizes[1].anon_fault_fallback, THP_RATE_ABSENT, 0);
+        assert_rate(r.sizes[1].split, THP_RATE_ABSENT, 0);
+        /* A fallback counter the kernel lacks: no ratio, not 0. */
+        assert_false(r.sizes[1].fallback_ratio_known);
+        assert_true(r.sizes[2].fallback_ratio_known);
+        assert_true(r.sizes[2].fallback_ratio == 2.0 / 6);
+        assert_rate(r.sizes[2].split, THP_RATE_OK, 0);
+        /* No fault of that size in the interval: 0 / 0 is no ratio. */
+        assert_rate(r.sizes[3].anon_fault_alloc, THP_RATE_OK, 0);
+        assert_false(r.sizes[3].fallback_ratio_known);
 
         /* Every rate of every pair of these samples, either way round, is >= 0. */
         assert_int_equal(thp_rates_compute(&b, &a, 1000000, &r), 0);
@@ -148,10 +166,12 @@ static void test_rates_absent(void **state) {
 
         /* A size only the second sample has is absent for this interval. */
         b.n_sizes = 1;
-        b.sizes[0] = (ThpSizeSample){ 16, 3, 3 };
+        b.sizes[0] = (ThpSizeSample){ 16, 3, 3, 3 };
         assert_int_equal(thp_rates_compute(&a, &b, 1000000, &r), 0);
         assert_int_equal(r.n_sizes, 1);
         assert_int_equal(r.sizes[0].anon_fault_alloc.state, THP_RATE_ABSENT);
+        assert_int_equal(r.sizes[0].split.state, THP_RATE_ABSENT);
+        assert_false(r.sizes[0].fallback_ratio_known);
 }
 
 static void test_rates_khugepaged_restart(void **state) {
