@@ -72,111 +72,22 @@ thp_set khugepaged/defrag 1
 echo "host knobs set out of policy: enabled=always defrag=always khugepaged/defrag=1"
 
 # ---- 5. Boot -----------------------------------------------------------------
-cg_before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
-# nspawn makes its cgroups below our own (with --keep-unit). Only those are
-# ours to check: other jobs on the machine create and remove cgroups of
-# their own meanwhile. Our directory differs per hierarchy (/proc/self/cgroup).
-own_cgroups=()
-while IFS=: read -r _ controllers path; do
-        case $controllers in
-        name=systemd) hierarchy=/systemd ;;
-        "") hierarchy=$([ -d /sys/fs/cgroup/unified ] && echo /unified) ;;
-        *) hierarchy=/$controllers ;;
-        esac
-        own_cgroups+=("/sys/fs/cgroup$hierarchy${path%/}/")
-done </proc/self/cgroup
-new_cgroups() {
-        local d o
-        comm -13 <(echo "$cg_before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
-                while read -r d; do
-                        for o in "${own_cgroups[@]}"; do
-                                [[ $d/ == "$o"* ]] && echo "$d" && break
-                        done
-                done
-}
-nspawn_run_existed=no
-[ -d /run/systemd/nspawn ] && nspawn_run_existed=yes
-ns_pid=
-leader=
-
-inside() {
-        nsenter -t "$leader" -a -- "$@"
-}
-
 cleanup() {
-        local rc=$TEST_RC i d
-        set +e
-        if [ -n "$ns_pid" ] && kill -0 "$ns_pid" 2>/dev/null; then
-                # A clean power-off first, then nspawn's own SIGTERM handling
-                # (it asks the container's systemd to power off), then force.
-                [ -n "$leader" ] && inside systemctl poweroff >/dev/null 2>&1
-                for ((i = 0; i < 300; i++)); do kill -0 "$ns_pid" 2>/dev/null || break; sleep 0.1; done
-                kill -TERM "$ns_pid" 2>/dev/null
-                for ((i = 0; i < 100; i++)); do kill -0 "$ns_pid" 2>/dev/null || break; sleep 0.1; done
-                if kill -0 "$ns_pid" 2>/dev/null; then
-                        echo "WARNING: systemd-nspawn did not exit; killing it" >&2
-                        kill -KILL "$ns_pid" 2>/dev/null
-                        rc=1
-                fi
-                wait "$ns_pid" 2>/dev/null
-        fi
-        # The host's knobs are put back after this, once the container's
-        # daemon is gone (it would correct them again).
-        # Leftover cgroups from nspawn (payload/, supervisor/ under our own
-        # cgroup when PID 1 is not systemd): remove the empty ones, deepest
-        # first. A non-empty one means processes were left: a failure.
-        while read -r d; do
-                [ -n "$d" ] || continue
-                if ! rmdir "$d" 2>/dev/null; then
-                        echo "FAIL: cgroup $d left behind with processes: $(cat "$d/cgroup.procs" 2>/dev/null | tr '\n' ' ')" >&2
-                        rc=1
-                fi
-        done < <(new_cgroups | sort -r)
-        if [ "$nspawn_run_existed" = no ]; then
-                rm -rf /run/systemd/nspawn 2>/dev/null
-        fi
-        # The booted copy (250 MB) is kept only to debug a failure.
-        [ "$rc" -ne 0 ] || pkg_tree_remove "$run"
-        TEST_RC=$rc
+        pkg_boot_stop
+        # The host's knobs are put back after this (real_sysfs_restore runs
+        # last), once the container's daemon is gone (it would correct them
+        # again). The booted copy (250 MB) is kept only to debug a failure.
+        [ "$TEST_RC" -ne 0 ] || pkg_tree_remove "$run"
 }
 on_exit cleanup
-
-# The container keeps CAP_SYS_ADMIN and may call fanotify_init(), as a
-# host's systemd may: the unit's ExecStartPre= needs both for writer
-# attribution (nspawn's own capability set and seccomp filter refuse it).
-nspawn_args=(-D "$run" --register=no --keep-unit --console=passive -b
-        --capability=CAP_SYS_ADMIN --system-call-filter='fanotify_init fanotify_mark'
-        --bind=/sys/kernel/mm/transparent_hugepage)
-echo "booting: systemd-nspawn ${nspawn_args[*]}"
-systemd-nspawn "${nspawn_args[@]}" >"$results/console.log" 2>&1 </dev/null 9>&- &
-ns_pid=$!
-# The container's PID 1 is systemd-nspawn's child.
-for ((i = 0; i < 200; i++)); do
-        leader=$(pgrep -P "$ns_pid" -x systemd || true)
-        [ -n "$leader" ] && break
-        kill -0 "$ns_pid" 2>/dev/null || fail "systemd-nspawn exited at once: $(tail -n 20 "$results/console.log")"
-        sleep 0.05
-done
-[ -n "$leader" ] || fail "no systemd under systemd-nspawn after 10 s: $(tail -n 20 "$results/console.log")"
-echo "container PID 1 is host pid $leader"
-
-# systemctl needs PID 1's private socket, which appears a moment after exec.
-for ((i = 0; i < 600; i++)); do
-        inside test -S /run/systemd/private 2>/dev/null && break
-        kill -0 "$ns_pid" 2>/dev/null || fail "systemd-nspawn exited while booting: $(tail -n 20 "$results/console.log")"
-        sleep 0.05
-done
-state=$(timeout 120 nsenter -t "$leader" -a -- systemctl is-system-running --wait 2>&1) || true
-echo "system state after boot: $state"
-case $state in
-running | degraded) ;;
-*) fail "the container did not finish booting: $state; $(tail -n 30 "$results/console.log")" ;;
-esac
-[ "$state" = degraded ] && inside systemctl --failed --no-pager || true
+inside() {
+        pkg_inside "$@"
+}
+pkg_boot "$run" "$results/console.log"
 
 # ---- 6. Assertions -------------------------------------------------------------
 prop() { # prop UNIT PROPERTY
-        inside systemctl show -P "$2" "$1"
+        pkg_prop "$@"
 }
 
 # The unit is active (running), with its READY status.
@@ -373,15 +284,8 @@ echo "ok: systemctl stop: exited 0, Result=success, knobs left as they were, no 
 inside journalctl --no-pager -u thpguardd -o short-monotonic >"$results/journal.txt" 2>&1 || true
 
 # ---- 7. Power off, restore, no leftovers (cleanup() does the rest) -------------
-inside systemctl poweroff || fail "systemctl poweroff failed"
-for ((i = 0; i < 300; i++)); do kill -0 "$ns_pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$ns_pid" 2>/dev/null && fail "the container did not power off within 30 s"
-wait "$ns_pid" || fail "systemd-nspawn exited $? after poweroff"
-ns_pid=
+pkg_poweroff
 echo "ok: powered off cleanly"
-for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/root" 2>/dev/null)" = "$run" ] && fail "process ${p#/proc/} still runs in the tree"
-done
 real_sysfs_restore
 echo "ok: no process left in the tree; host knobs restored"
 echo "journal of the unit: $results/journal.txt"
