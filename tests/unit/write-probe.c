@@ -426,10 +426,10 @@ static void test_ring_bad_header(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_record_sets), cmocka_unit_test(test_fdinfo),
-                cmocka_unit_test(test_link_type),   cmocka_unit_test(test_writer),
-                cmocka_unit_test(test_writer_hostile), cmocka_unit_test(test_record_is),
-                cmocka_unit_test(test_writer_deep), cmocka_unit_test(test_ring),
+                cmocka_unit_test(test_record_sets),     cmocka_unit_test(test_fdinfo),
+                cmocka_unit_test(test_link_type),       cmocka_unit_test(test_writer),
+                cmocka_unit_test(test_writer_hostile),  cmocka_unit_test(test_record_is),
+                cmocka_unit_test(test_writer_deep),     cmocka_unit_test(test_ring),
                 cmocka_unit_test(test_ring_bad_header), cmocka_unit_test(test_reads_judge),
         };
 
