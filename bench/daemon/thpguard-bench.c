@@ -86,11 +86,11 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "metrics.h"
 #include "thpguard/compliance.h"
 #include "thpguard/diag.h"
 #include "thpguard/event-util.h"
 #include "thpguard/fileio.h"
-#include "thpguard/metrics.h"
 #include "thpguard/policy.h"
 #include "thpguard/procfs.h"
 #include "thpguard/sysfs.h"

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * One write to a THP knob as the BPF write probe (src/bpf/write-probe.bpf.c)
+ * One write to a THP knob as the BPF write probe (src/writers/bpf/write-probe.bpf.c)
  * saw it, in the writer's own context at the moment its write returned: the
  * layout both the BPF program and the daemon (write-probe.h) compile. Fixed
  * size, so that a record of any other length is refused whole.

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The BPF write probe (src/bpf/write-probe.bpf.c): a program on the
+ * The BPF write probe (src/writers/bpf/write-probe.bpf.c): a program on the
  * kernel's sysfs write (or, asked for by name, on every system call's
  * exit), which records the writes to a THP knob it sees through any sysfs
  * superblock (on fexit and kprobes every write; on the syscall tracepoints

@@ -14,7 +14,7 @@
  *             next recheck, its writer unknown
  *   none      inotify alone: writes through this superblock, no writer named
  *
- * and, for bpf, where the probe's program runs (src/bpf/write-probe.bpf.c
+ * and, for bpf, where the probe's program runs (src/writers/bpf/write-probe.bpf.c
  * says what each sees): --write-probe-hook and the policy's
  * write_probe_hook. auto is fexit, else a kprobe, never the syscall
  * tracepoints, which every system call of the node pays for.

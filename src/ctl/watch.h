@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "ctl.h"
-#include "thpguard/thp-rates.h"
+#include "thp-rates.h"
 
 #define CTL_WATCH_INTERVAL_DEFAULT_USEC UINT64_C(1000000)
 /* 0.1 s to 1 h; a shorter interval would measure our own reads. */

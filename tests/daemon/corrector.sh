@@ -1,5 +1,5 @@
 #!/bin/bash
-# The corrector thread (src/daemon-corrector.c), on the real sysfs: it
+# The corrector thread (src/daemon/daemon-corrector.c), on the real sysfs: it
 # exists beside the loop, named thpguardd-corr and with no capability; it
 # corrects a one-shot writer's drift and the loop records it, writer named;
 # the writer gate wakes it once for each open of a knob by another process

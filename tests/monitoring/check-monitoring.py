@@ -3,7 +3,7 @@
 """Checks of packaging/monitoring that need no Prometheus server (Debian's python3-yaml).
 
     check-monitoring.py names SRCDIR
-        the metric names thpguardd writes, read from src/metrics.c, one a line
+        the metric names thpguardd writes, read from src/daemon/metrics.c, one a line
     check-monitoring.py rules SRCDIR [RULES]
         every alert has summary, description and a runbook_url whose section exists in
         packaging/monitoring/README.md; every series the rules read is thpguardd's, one of
@@ -61,11 +61,11 @@ def finish(ok_msg):
 
 
 def thpguardd_names(srcdir):
-    with open(os.path.join(srcdir, "src/metrics.c"), encoding="utf-8") as f:
+    with open(os.path.join(srcdir, "src/daemon/metrics.c"), encoding="utf-8") as f:
         text = f.read()
     names = set(re.findall(r'family\(\s*f\s*,\s*"(thpguard_[a-z0-9_]+)"', text))
     if len(names) < 5:
-        raise SystemExit(f"FAIL: found only {sorted(names)} in src/metrics.c: has family() changed?")
+        raise SystemExit(f"FAIL: found only {sorted(names)} in src/daemon/metrics.c: has family() changed?")
     return names
 
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # packaging/monitoring/thpguard-dashboard.json: it parses as JSON, shows what
 # the issue asks for, and every metric name in its expressions is one that
-# thpguardd writes (read from src/metrics.c) or node-exporter's
+# thpguardd writes (read from src/daemon/metrics.c) or node-exporter's
 # node_textfile_mtime_seconds; every expression parses (promtool check rules
 # on them as recording rules, Grafana's variables replaced). A copy reading a
 # series nobody writes must fail the check.

@@ -7,7 +7,7 @@
 #    rules' values;
 #  - every alert has summary, description, severity and a runbook_url whose
 #    section exists in packaging/monitoring/README.md; the rules read only
-#    series that thpguardd (src/metrics.c) or node-exporter write;
+#    series that thpguardd (src/daemon/metrics.c) or node-exporter write;
 #  - and the tests catch breakage: copies of the rules with one mutation each
 #    must fail promtool test rules.
 set -euo pipefail

@@ -1,7 +1,8 @@
 #!/bin/bash
 # HACKING.md's layout table is the map of the tree: every source and header
 # under src/ and include/thpguard/ is named in it (by its path, or by a
-# pattern such as `src/daemon-*.c` or a folder such as `src/ctl/`), and
+# pattern such as `src/daemon/daemon-*.c` or a folder such as `src/ctl/`;
+# a header beside its .c, src/d/x.h, by the module's src/d/x.c), and
 # every src/ or include/ path it names in backquotes exists. A file added,
 # moved or removed without the map fails here.
 set -euo pipefail
@@ -24,7 +25,8 @@ while IFS= read -r f; do
                 *) continue ;;
                 esac
                 # A folder (src/ctl/) covers what is below it; a pattern its matches.
-                if [[ $n == */ && $f == "$n"* ]] || [[ $f == $n ]]; then
+                if [[ $n == */ && $f == "$n"* ]] || [[ $f == $n ]] ||
+                        [[ $f == src/*.h && ${f%.h}.c == $n ]]; then
                         found=1
                         break
                 fi

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "thpguard/fight.h"
+#include "fight.h"
 
 #define S UINT64_C(1000000)
 

@@ -3,7 +3,7 @@
  * The kernel's figures for the metrics file on a fake proc root: meminfo,
  * vmstat, memory pressure, and khugepaged's CPU time among impostors; and
  * the per-size stats on the 6.18 and 6.1 fixture trees and on a forged one
- * (src/metrics-kernel.c).
+ * (src/shared/metrics-kernel.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,8 +21,8 @@
 #include "scratch-dir.h"
 #include "tree.h"
 
+#include "metrics.h"
 #include "thpguard/macro.h"
-#include "thpguard/metrics.h"
 
 #define SEC UINT64_C(1000000)
 

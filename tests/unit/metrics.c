@@ -21,9 +21,9 @@
 
 #include "scratch-dir.h"
 
+#include "metrics.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
-#include "thpguard/metrics.h"
 #include "thpguard/path.h"
 
 #define SEC UINT64_C(1000000)

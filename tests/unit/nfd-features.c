@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The node-feature-discovery feature file (src/nfd-features.c): its text, and its rewrite on change only. */
+/* The node-feature-discovery feature file (src/daemon/nfd-features.c): its text, and its rewrite on change
+ * only. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "thpguard/nfd-features.h"
+#include "nfd-features.h"
 
 static void value(const char *in, const char *want) {
         char buf[NFD_LABEL_VALUE_MAX];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The corrector thread's wakeup limit (src/ratelimit.c): the burst goes
+ * The corrector thread's wakeup limit (src/basic/ratelimit.c): the burst goes
  * through, the next event is told when the window ends, and a new window
  * starts counting afresh. Pure: the test gives the time.
  */

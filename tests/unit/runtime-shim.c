@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The runtime shim's name and its search for the real runtime (src/runtime-shim.c). */
+/* The runtime shim's name and its search for the real runtime (src/shim/runtime-shim.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "thpguard/runtime-shim.h"
+#include "runtime-shim.h"
 
 static void ok(const char *argv0, const char *runtime, ThpMode mode) {
         RuntimeShimName n;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The per-process THP mode (src/thp-mode.c) against a prctl() the test plays the kernel for. */
+/* The per-process THP mode (src/shared/thp-mode.c) against a prctl() the test plays the kernel for. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
+#include "thp-rates.h"
 #include "thpguard/macro.h"
 #include "thpguard/procfs.h"
-#include "thpguard/thp-rates.h"
 
 #define LIT(s) s, sizeof(s) - 1
 

@@ -23,24 +23,24 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "thpguard/daemon.h"
+#include "daemon.h"
+#include "fight.h"
+#include "knob-watch.h"
+#include "metrics.h"
+#include "nfd-features.h"
 #include "thpguard/diag.h"
 #include "thpguard/enforce.h"
 #include "thpguard/event-util.h"
-#include "thpguard/fight.h"
 #include "thpguard/log.h"
-#include "thpguard/metrics.h"
-#include "thpguard/nfd-features.h"
 #include "thpguard/policy.h"
 #include "thpguard/ratelimit.h"
 #include "thpguard/sandbox.h"
 #include "thpguard/sysfs.h"
-#include "thpguard/trigger.h"
-#include "thpguard/watch.h"
 #include "thpguard/write-probe.h"
 #include "thpguard/writer-gate.h"
 #include "thpguard/writer-groups.h"
 #include "thpguard/writer.h"
+#include "trigger.h"
 
 /*
  * How long a record of an inotify-seen drift waits for its writer's

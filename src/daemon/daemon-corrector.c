@@ -46,9 +46,9 @@
 #include <unistd.h>
 
 #include "daemon-internal.h"
+#include "priority.h"
 #include "thpguard/knob.h"
 #include "thpguard/macro.h"
-#include "thpguard/priority.h"
 
 /* A file unlinked and recreated under a watched directory: closed, so the next read opens it by path. */
 static void close_dir_handles(Daemon *d, const char *rel) {

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "thp-rates.h"
 #include "thpguard/macro.h"
-#include "thpguard/thp-rates.h"
 
 static const char *const counter_names[_THP_COUNTER_MAX] = {
         [THP_COUNTER_FAULT_ALLOC] = "thp_fault_alloc",

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "daemon-internal.h"
+#include "metrics.h"
 #include "thpguard/fileio.h"
-#include "thpguard/metrics.h"
 
 /* The metrics file is rewritten after corrections and rechecks, at most this often. */
 #define METRICS_MIN_INTERVAL_USEC USEC_PER_SEC

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/policy-prescan.h"
+#include "policy-prescan.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/watch.h"
+#include "knob-watch.h"
 
 #include <errno.h>
 #include <limits.h>

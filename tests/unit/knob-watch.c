@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "thpguard/watch.h"
+#include "knob-watch.h"
 #include "tree.h"
 
 /* Linked with -Wl,--wrap=realloc: fails every realloc() after the first fail_after ones. */

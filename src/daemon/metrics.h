@@ -17,9 +17,9 @@
 #include "thpguard/diag.h"
 #include "thpguard/metrics-kernel.h"
 #include "thpguard/policy.h"
-#include "thpguard/trigger.h"
 #include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
+#include "trigger.h"
 
 /* liveness: the file must be younger than this many recheck intervals, plus the grace. */
 #define METRICS_ALIVE_INTERVALS 2

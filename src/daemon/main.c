@@ -14,19 +14,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "daemon.h"
+#include "metrics.h"
 #include "thpguard/capability.h"
 #include "thpguard/compliance.h"
-#include "thpguard/daemon.h"
 #include "thpguard/enforce.h"
 #include "thpguard/fileio.h"
 #include "thpguard/log.h"
-#include "thpguard/metrics.h"
 #include "thpguard/path.h"
 #include "thpguard/policy.h"
-#include "thpguard/report.h"
 #include "thpguard/sandbox.h"
 #include "thpguard/sysfs.h"
 #include "thpguard/writer-groups.h"
+#include "verify-report.h"
 
 #ifndef THPGUARD_VERSION
 #define THPGUARD_VERSION "unknown"

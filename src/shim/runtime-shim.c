@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime-shim.h"
 #include "thpguard/macro.h"
 #include "thpguard/path.h"
-#include "thpguard/runtime-shim.h"
 
 /* The runtimes a shim may become: each is named in the packaged engine drop-ins. */
 static const char *const known_runtimes[] = { "runc", "crun" };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/fight.h"
+#include "fight.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -20,12 +20,12 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
+#include "priority.h"
 #include "thpguard/capability.h"
 #include "thpguard/compliance.h"
 #include "thpguard/fileio.h"
 #include "thpguard/message-ids.h"
 #include "thpguard/path.h"
-#include "thpguard/priority.h"
 #include "thpguard/sysfs.h"
 
 /*

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/report.h"
+#include "verify-report.h"
 
 #include <errno.h>
 #include <json-c/json.h>

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "policy-prescan.h"
 #include "thpguard/fileio.h"
 #include "thpguard/path.h"
-#include "thpguard/policy-prescan.h"
 
 /*
  * Walks the libconfig tree. Each check reports into diag and goes on, so

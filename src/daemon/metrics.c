@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/metrics.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>

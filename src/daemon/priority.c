@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/priority.h"
+#include "priority.h"
 
 #include <errno.h>
 #include <sched.h>

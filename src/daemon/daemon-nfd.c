@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "daemon-internal.h"
-#include "thpguard/nfd-features.h"
+#include "nfd-features.h"
 
 const char *daemon_nfd_path(const Daemon *d) {
         if (d->options->nfd_features_file)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/nfd-features.h"
+#include "nfd-features.h"
 
 #include <errno.h>
 #include <stdbool.h>

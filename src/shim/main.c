@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "thpguard/runtime-shim.h"
+#include "runtime-shim.h"
 
 /* As env(1) and `thpguardctl exec`: 125 the shim's own failure, 126 cannot run, 127 not found. */
 enum {
