@@ -187,11 +187,11 @@ struct Daemon {
         uint64_t last_correction_usec; /* CLOCK_REALTIME; 0: none since start */
 
         /* The metrics file (--metrics-file, else the policy's metrics_file, else none). */
-        sd_event_source *metrics_timer; /* the trailing write of a burst */
-        sd_event_source *metrics_post;  /* after every other dispatch: the files brought up to date */
-        uint64_t metrics_written_usec;  /* CLOCK_MONOTONIC; 0: never */
-        bool metrics_dirty;
-        int metrics_error;            /* the write error already logged; 0 when none */
+        sd_event_source *metrics_timer;       /* the trailing write of a burst */
+        sd_event_source *metrics_post;        /* after every other dispatch: the files brought up to date */
+        uint64_t metrics_written_usec;        /* CLOCK_MONOTONIC; 0: never */
+        uint64_t metrics_written_fingerprint; /* metrics_fingerprint() at that write */
+        int metrics_error;                    /* the write error already logged; 0 when none */
         bool metrics_ours;            /* written since startup: the file there is ours, not checked again */
         MetricsKhugepaged khugepaged; /* khugepaged's pid, kept between writes */
         NfdFile *nfd;                 /* the feature file (daemon-nfd.c); NULL when none */
@@ -215,7 +215,6 @@ struct Daemon {
         WriteProbe *probe;            /* read by the corrector thread, under the lock */
         uint32_t self_pidns;          /* our PID namespace's inode: our own writes are not foreign */
         uint64_t probe_lost;        /* records the ring had no room for (the corrector's, under the lock) */
-        uint64_t probe_lost_noted;  /* probe_lost when the loop last saw it: the metric is that recent */
         uint64_t probe_lost_logged; /* probe_lost at the last line that said so */
         uint64_t probe_lost_logged_usec;   /* CLOCK_MONOTONIC of that line; 0: none yet */
         sd_event_source *probe_lost_timer; /* the next line, held back by its rate limit: when it is due */

@@ -31,6 +31,57 @@ void daemon_log_kept_file(Daemon *d, const char *what, const char *path, int was
                 log_plain(&d->log, LOG_INFO, "the %s %s is written again", what, path);
 }
 
+/* One FNV-1a step over the 8 bytes of v. */
+static uint64_t fingerprint_mix(uint64_t h, uint64_t v) {
+        for (int i = 0; i < 8; i++, v >>= 8) {
+                h ^= v & 0xff;
+                h *= UINT64_C(0x100000001b3);
+        }
+        return h;
+}
+
+/*
+ * What the file says of the daemon, folded into one number: the file is
+ * due when it changes. So no handler has to remember to say that it
+ * changed something the file shows, and none can forget. The kernel's
+ * figures are not in it: they are read at each write, which a recheck
+ * (its count is in it) makes at least every recheck_interval.
+ */
+static uint64_t metrics_fingerprint(const Daemon *d) {
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+        WriterGateCounters gate;
+
+        daemon_writer_counters(d, &gate);
+        h = fingerprint_mix(h, d->stopped);
+        h = fingerprint_mix(h, (uintptr_t)d->policy); /* a reload's new policy */
+        h = fingerprint_mix(h, d->rechecks);
+        h = fingerprint_mix(h, d->reloads_ok);
+        h = fingerprint_mix(h, d->reloads_failed);
+        h = fingerprint_mix(h, d->last_correction_usec);
+        h = fingerprint_mix(h, d->write_source);
+        h = fingerprint_mix(h, d->write_source_hook[0]);
+        h = fingerprint_mix(h, d->probe != NULL);
+        h = fingerprint_mix(h, d->probe_lost);
+        h = fingerprint_mix(h, d->gate != NULL);
+        h = fingerprint_mix(h, d->gate_lost);
+        for (size_t i = 0; i < d->policy->n_knobs; i++) {
+                const TrackedKnob *rt = &d->knobs[i];
+
+                h = fingerprint_mix(h, rt->state_known);
+                h = fingerprint_mix(h, rt->state);
+                h = fingerprint_mix(h, fight_in_backoff(&rt->fight));
+                h = fingerprint_mix(h, rt->failures);
+                h = fingerprint_mix(h, rt->fights);
+                for (size_t t = 0; t < ELEMENTSOF(rt->corrections); t++)
+                        h = fingerprint_mix(h, rt->corrections[t]);
+                h = fingerprint_mix(h, rt->writes.n);
+                h = fingerprint_mix(h, rt->writes.other);
+                for (size_t w = 0; w < rt->writes.n; w++)
+                        h = fingerprint_mix(h, rt->writes.top[w].writes);
+        }
+        return h;
+}
+
 void daemon_metrics_write(Daemon *d) {
         const char *path = daemon_metrics_path(d);
         _cleanup_free_ MetricsKnob *knobs = NULL;
@@ -99,7 +150,7 @@ void daemon_metrics_write(Daemon *d) {
         d->metrics_error = r < 0 ? r : 0;
         d->metrics_ours |= r >= 0;
         d->metrics_written_usec = event_now(d->event, CLOCK_MONOTONIC);
-        d->metrics_dirty = false;
+        d->metrics_written_fingerprint = metrics_fingerprint(d);
 }
 
 /*
@@ -114,7 +165,8 @@ void daemon_metrics_update(Daemon *d) {
         int r, enabled = SD_EVENT_OFF;
 
         daemon_nfd_update(d);
-        if (!d->metrics_dirty || !daemon_metrics_path(d))
+        if (!daemon_metrics_path(d) ||
+            (d->metrics_written_usec != 0 && metrics_fingerprint(d) == d->metrics_written_fingerprint))
                 return;
         if (d->metrics_written_usec == 0 || event_now(d->event, CLOCK_MONOTONIC) >= due) {
                 daemon_metrics_write(d);
@@ -135,8 +187,8 @@ static int on_metrics_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 /*
  * After every dispatch of any other source, once: whatever a handler
  * changed (a correction, a recheck, a reload, a writer's event, a lost
- * gate) reaches the files here, and no handler has to say so but by
- * setting metrics_dirty.
+ * gate) reaches the files here, and no handler has to say so: the
+ * fingerprint of what the file shows tells.
  */
 static int on_metrics_post(sd_event_source *s, void *userdata) {
         daemon_metrics_update(userdata);

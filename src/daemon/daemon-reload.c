@@ -47,7 +47,6 @@ static void reload(Daemon *d) {
 
         sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading %s",
                    now_usec(CLOCK_MONOTONIC), d->options->config);
-        d->metrics_dirty = true;
 
         r = daemon_load_policy(d, &diag, &p);
         if (r < 0) {

@@ -152,7 +152,7 @@ static int on_probe_lost_timer(sd_event_source *s, uint64_t usec, void *userdata
 
 /*
  * Records the ring had no room for, as the corrector counted them (under
- * the lock): the metric is brought up to date, and one line says how many
+ * the lock): the metric follows by itself (daemon-metrics.c), and one line says how many
  * since the last such line and in all, at most once per
  * PROBE_LOST_LOG_INTERVAL_USEC. One held back by that limit is written
  * when it is over, by a timer, whatever happens meanwhile.
@@ -163,10 +163,6 @@ static void note_probe_lost(Daemon *d) {
         char since[24], total[24];
         int r;
 
-        if (d->probe_lost != d->probe_lost_noted) {
-                d->probe_lost_noted = d->probe_lost;
-                d->metrics_dirty = true;
-        }
         if (d->probe_lost == d->probe_lost_logged)
                 return;
         if (d->probe_lost_logged_usec > 0 && now < due) {
@@ -208,7 +204,6 @@ static void take_probe_record(Daemon *d, size_t i) {
         rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
         writer_label(&rt->writer, label, sizeof(label));
         writer_tally_add(&rt->writes, label);
-        d->metrics_dirty = true;
 }
 
 /*
@@ -265,7 +260,6 @@ static void note_write(Daemon *d, size_t i, const WriterEvent *ev) {
         rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
         writer_label(&rt->writer, label, sizeof(label));
         writer_tally_add(&rt->writes, label);
-        d->metrics_dirty = true;
 }
 
 /* Takes every write queued so far; never blocks. */
@@ -431,7 +425,6 @@ static void gate_lost(Daemon *d, WriterGateHealth h) {
         /* The killed gate's exit is a SIGCHLD to come: kept for that, then no more. */
         if (!d->gate_unreaped)
                 d->gate_child_source = event_source_disable_unref(d->gate_child_source);
-        d->metrics_dirty = true;
 }
 
 static int on_gate_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -713,7 +706,6 @@ int daemon_writers_join(Daemon *d) {
                 /* A write through another mount meanwhile raised no event: read every knob now. */
                 d->rechecks++;
                 (void)daemon_check_all(d, TRIGGER_RECHECK);
-                d->metrics_dirty = true;
                 r = daemon_corrector_start(d);
                 if (r < 0)
                         log_error_errno(&d->log, r, "cannot start the corrector thread again");

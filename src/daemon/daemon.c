@@ -152,7 +152,6 @@ static void note_state(Daemon *d, size_t i, const KnobStatus *st) {
 
         if (rt->state_known && rt->state == st->state)
                 return;
-        d->metrics_dirty = true;
         if (st->state == KNOB_STATE_UNSUPPORTED || st->state == KNOB_STATE_ERROR)
                 log_event(&d->log, LOG_WARNING, NULL, f, ELEMENTSOF(f), "%s is %s: %s; skipping it", k->path,
                           knob_state_to_string(st->state), st->reason);
@@ -324,43 +323,43 @@ static bool report_one(Daemon *d, size_t i, Trigger t, uint64_t now, const Enfor
         daemon_writers_mark(d, i);
         note_state(d, i, &o->before);
         if (o->action != ENFORCE_NONE)
-                d->metrics_dirty = true;
 
-        switch (o->action) {
-        case ENFORCE_NONE:
-                if (o->before.state == KNOB_STATE_OK) {
+                switch (o->action) {
+                case ENFORCE_NONE:
+                        if (o->before.state == KNOB_STATE_OK) {
+                                rt->reported_errno = 0;
+                                rt->reported[0] = '\0';
+                                /* Its writer is needed yet: forgotten once the waiting record is written. */
+                                if (rt->record_pending)
+                                        flush_records(d, false);
+                                if (!rt->record_pending)
+                                        daemon_writer_forget(d, i);
+                        }
+                        return false;
+                case ENFORCE_AUDIT:
+                        /* Report a drift once, not at every recheck while it lasts. */
+                        r.log = strcmp(rt->reported, o->before.actual) != 0;
+                        snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
+                        drifted = true;
+                        break;
+                case ENFORCE_FAILED:
+                        rt->failures++;
+                        /* No storm: the same failure on the same value is logged once. */
+                        r.log =
+                            rt->reported_errno != o->error || strcmp(rt->reported, o->before.actual) != 0;
+                        rt->reported_errno = o->error;
+                        snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
+                        break;
+                case ENFORCE_CORRECTED:
+                        rt->corrections[t]++;
+                        sd_event_now(d->event, CLOCK_REALTIME, &d->last_correction_usec);
                         rt->reported_errno = 0;
                         rt->reported[0] = '\0';
-                        /* Its writer is needed yet: forgotten once the waiting record is written. */
-                        if (rt->record_pending)
-                                flush_records(d, false);
-                        if (!rt->record_pending)
-                                daemon_writer_forget(d, i);
+                        rt->state = KNOB_STATE_OK;
+                        r.log = true;
+                        drifted = true;
+                        break;
                 }
-                return false;
-        case ENFORCE_AUDIT:
-                /* Report a drift once, not at every recheck while it lasts. */
-                r.log = strcmp(rt->reported, o->before.actual) != 0;
-                snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
-                drifted = true;
-                break;
-        case ENFORCE_FAILED:
-                rt->failures++;
-                /* No storm: the same failure on the same value is logged once. */
-                r.log = rt->reported_errno != o->error || strcmp(rt->reported, o->before.actual) != 0;
-                rt->reported_errno = o->error;
-                snprintf(rt->reported, sizeof(rt->reported), "%s", o->before.actual);
-                break;
-        case ENFORCE_CORRECTED:
-                rt->corrections[t]++;
-                sd_event_now(d->event, CLOCK_REALTIME, &d->last_correction_usec);
-                rt->reported_errno = 0;
-                rt->reported[0] = '\0';
-                rt->state = KNOB_STATE_OK;
-                r.log = true;
-                drifted = true;
-                break;
-        }
 
         /*
          * Every write that went through counts towards a fight, kept or not:
@@ -450,7 +449,6 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                         log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
                                   "writer fight on %s ended; %" PRIu64 " corrections were suppressed",
                                   k->path, suppressed);
-                        d->metrics_dirty = true;
                         continue;
                 }
                 log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITER_FIGHT, f, ELEMENTSOF(f),
@@ -513,6 +511,7 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         bool all_watched_and_quiet = false;
         size_t readded;
 
+        /* A new count rewrites the metrics file (daemon-metrics.c): its age is the liveness signal. */
         d->rechecks++;
         readded = watches_readd(d->watches, d->sysfs);
         if (readded > 0) {
@@ -532,8 +531,6 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
         if (daemon_check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
                 warn_unseen_drift(d);
         rearm_recheck(d);
-        /* Every recheck rewrites the file: its age is the liveness signal. */
-        d->metrics_dirty = true;
         return 0;
 }
 
@@ -570,7 +567,6 @@ static void take_corrections(Daemon *d) {
                 /* The lost events may have said that a file was replaced. */
                 close_stale_handles(d);
                 daemon_check_all(d, TRIGGER_RECHECK);
-                d->metrics_dirty = true;
         } else if (any_recheck)
                 check_knobs(d, recheck, TRIGGER_INOTIFY);
         /* The probe's record of a write may come after inotify's event: a record waiting for it goes now. */
@@ -853,7 +849,6 @@ int daemon_start(Daemon *d) {
                   d->policy->mode == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d->policy->n_knobs,
                   d->options->config, d->sysfs->thp_dir, corrected,
                   d->policy->mode == POLICY_MODE_AUDIT ? "drifted" : "corrected");
-        d->metrics_dirty = true;
         daemon_metrics_update(d);
         /* Last: from here on the knob state is shared. Drift queued meanwhile waits in the watch. */
         r = daemon_corrector_start(d);
