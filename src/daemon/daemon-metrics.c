@@ -157,14 +157,12 @@ void daemon_metrics_write(Daemon *d) {
  * Writes the metrics file if something changed, at most once per
  * METRICS_MIN_INTERVAL_USEC: a change within that second arms one trailing
  * write, so the file never lags more than a second and a writer fight costs
- * one write per second, not one per correction. The feature file is looked
- * at every time: it is rewritten only on change, so not rate-limited.
+ * one write per second, not one per correction.
  */
 void daemon_metrics_update(Daemon *d) {
         uint64_t due = d->metrics_written_usec + METRICS_MIN_INTERVAL_USEC;
         int r, enabled = SD_EVENT_OFF;
 
-        daemon_nfd_update(d);
         if (!daemon_metrics_path(d) ||
             (d->metrics_written_usec != 0 && metrics_fingerprint(d) == d->metrics_written_fingerprint))
                 return;
@@ -188,9 +186,11 @@ static int on_metrics_timer(sd_event_source *s, uint64_t usec, void *userdata) {
  * After every dispatch of any other source, once: whatever a handler
  * changed (a correction, a recheck, a reload, a writer's event, a lost
  * gate) reaches the files here, and no handler has to say so: the
- * fingerprint of what the file shows tells.
+ * fingerprint of what the metrics file shows tells; the feature file is
+ * rewritten only when its text changes, so it is not rate-limited.
  */
 static int on_metrics_post(sd_event_source *s, void *userdata) {
+        daemon_nfd_update(userdata);
         daemon_metrics_update(userdata);
         return 0;
 }

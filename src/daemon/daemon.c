@@ -849,6 +849,7 @@ int daemon_start(Daemon *d) {
                   d->policy->mode == POLICY_MODE_AUDIT ? "auditing" : "enforcing", d->policy->n_knobs,
                   d->options->config, d->sysfs->thp_dir, corrected,
                   d->policy->mode == POLICY_MODE_AUDIT ? "drifted" : "corrected");
+        daemon_nfd_update(d);
         daemon_metrics_update(d);
         /* Last: from here on the knob state is shared. Drift queued meanwhile waits in the watch. */
         r = daemon_corrector_start(d);
