@@ -505,12 +505,20 @@ static void log_write_source(Daemon *d, const WriterGroups *g, const char *when)
                          { "THPGUARD_WRITE_PROBE_HOOK", d->write_source_hook } };
 
         if (d->write_source == WRITE_SOURCE_BPF) {
-                log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
-                          "write source: bpf (%s)%s: every write to a knob, through any sysfs mount of any "
-                          "network namespace, is seen and its writer named",
-                          d->write_source_hook[0] ? d->write_source_hook : "hook unknown", when);
+                /* The syscall tracepoints see system calls, not the kernfs write: io_uring and the rest pass
+                 * them by. */
+                bool syscalls = strcmp(d->write_source_hook, "syscall-exit") == 0;
+
+                log_event(
+                    &d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
+                    "write source: bpf (%s)%s: %s, through any sysfs mount of any network namespace, is "
+                    "seen and its writer named",
+                    d->write_source_hook[0] ? d->write_source_hook : "hook unknown", when,
+                    syscalls ? "every write(), pwrite() and writev() call on a knob (not io_uring, "
+                               "splice, sendfile, copy_file_range or AIO)"
+                             : "every write to a knob");
                 /* Asked for by name only: what it costs everyone else is said where it starts. */
-                if (strcmp(d->write_source_hook, "syscall-exit") == 0)
+                if (syscalls)
                         log_plain(
                             &d->log, LOG_WARNING,
                             "the BPF write probe is on the syscall-exit hook, which runs on every system "
