@@ -64,6 +64,17 @@
 #include "thpguard/write-probe-record.h"
 #include "thpguard/write-probe.h"
 
+/*
+ * include/uapi/linux/bpf.h, Linux 5.13 and 5.17: Debian 11's headers (5.10)
+ * predate both, and the release matrix builds this there. BPF_FUNC_loop is
+ * an enum's member, so it gets a name of its own; a kernel without the
+ * helper refuses the program, and the test that wants it skips.
+ */
+#ifndef BPF_PSEUDO_FUNC
+#define BPF_PSEUDO_FUNC 4
+#endif
+#define HELPER_BPF_LOOP 181 /* BPF_FUNC_loop */
+
 /* The array map's one value: the record, then the ring's submit flags, then how long to keep it busy. */
 struct slot {
         struct write_probe_record record;
@@ -239,7 +250,7 @@ static int load_slow_injector(int ring_fd, int array_fd) {
                 p[n++] = MOV_REG(BPF_REG_3, BPF_REG_10);
                 p[n++] = ADD_IMM(BPF_REG_3, -8);
                 p[n++] = MOV_IMM(BPF_REG_4, 0);
-                p[n++] = CALL(BPF_FUNC_loop);
+                p[n++] = CALL(HELPER_BPF_LOOP);
         }
         p[n++] = MOV_REG(BPF_REG_1, BPF_REG_7);
         p[n++] = LOAD_DW(BPF_REG_2, BPF_REG_6, offsetof(struct slot, flags));
