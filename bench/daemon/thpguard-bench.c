@@ -1260,6 +1260,20 @@ static const char *const corrector_source_line[N_CORRECTORS] = { [ATTRIBUTION_OF
                                                                  [BPF_PROBE] = "write source: bpf" };
 #define IS_FLOOR(c) ((c) == FLOOR || (c) == FLOOR_OPEN_GATE || (c) == FLOOR_SYSCALL_HOOK)
 
+/*
+ * The probe's hook in the "bpf probe" columns: THPGUARD_BENCH_PROBE_HOOK,
+ * default auto (fexit, else a kprobe). Where the kernel gives neither (this
+ * development VM), THPGUARD_BENCH_PROBE_HOOK=syscall-exit measures the hook
+ * that is left, which only a user who names it gets.
+ */
+static char *probe_hook_option(void) {
+        static char option[64];
+        const char *hook = getenv("THPGUARD_BENCH_PROBE_HOOK");
+
+        snprintf(option, sizeof(option), "--write-probe-hook=%s", hook && *hook ? hook : "auto");
+        return option;
+}
+
 /* Whether a corrector's state (corrector_state()) says that the mode it was asked for is in force. */
 static bool mode_in_force(int c, const char *state) {
         if (IS_FLOOR(c))
@@ -1389,10 +1403,13 @@ static void compare_correctors(const char *thpguardd, const char *floor_bin, con
         for (int r = 0; r < ROUNDS; r++)
                 for (int j = 0; j < N_CORRECTORS; j++) {
                         int c = (r + j) % N_CORRECTORS, kfd = open(path, O_RDONLY | O_CLOEXEC);
-                        char *daemon_argv[] = {
-                                (char *)thpguardd,           "--config", conf, "--log-target=console",
-                                (char *)corrector_source[c], NULL
-                        };
+                        char *daemon_argv[] = { (char *)thpguardd,
+                                                "--config",
+                                                conf,
+                                                "--log-target=console",
+                                                (char *)corrector_source[c],
+                                                c == BPF_PROBE ? probe_hook_option() : NULL,
+                                                NULL };
                         char *floor_argv[] = { (char *)floor_bin, (char *)path, (char *)desired,
                                                c == FLOOR_OPEN_GATE      ? "--open-gate"
                                                : c == FLOOR_SYSCALL_HOOK ? "--syscall-exit-hook"
@@ -1553,7 +1570,9 @@ static void compare_other_mount(const char *thpguardd, const char *floor_bin, co
                 return;
         memset(back, 0, sizeof(back));
         snprintf(conf, sizeof(conf), "%s/thpguard.conf", dir);
-        char *daemon_argv[] = { (char *)thpguardd, "--config", conf, "--log-target=console", NULL, NULL };
+        char *daemon_argv[] = {
+                (char *)thpguardd, "--config", conf, "--log-target=console", NULL, NULL, NULL
+        };
         char *floor_argv[] = { (char *)floor_bin, (char *)path, (char *)desired, NULL };
         kept_writer_start(&writer[0], path, foreign, false);
         kept_writer_start(&writer[1], path, foreign, true);
@@ -1573,6 +1592,7 @@ static void compare_other_mount(const char *thpguardd, const char *floor_bin, co
                         if (strcmp(cur, desired) != 0)
                                 write_word(path, desired);
                         daemon_argv[4] = "--write-source=bpf";
+                        daemon_argv[5] = probe_hook_option();
                         pid =
                             start_argv(c == OM_FLOOR_HOST ? floor_argv : daemon_argv, logname[c], &ready_ns);
                         if (c != OM_FLOOR_HOST) {
@@ -1610,6 +1630,7 @@ static void compare_other_mount(const char *thpguardd, const char *floor_bin, co
         if (strcmp(cur, desired) != 0)
                 write_word(path, desired);
         daemon_argv[4] = "--write-source=fanotify";
+        daemon_argv[5] = NULL;
         pid = start_argv(daemon_argv, "other-mount-fanotify.log", &ready_ns);
         corrector_state(ATTRIBUTION_ON, pid, "other-mount-fanotify.log", now, sizeof(now));
         kept_writer_write(&writer[1]);
