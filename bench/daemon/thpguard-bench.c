@@ -1302,7 +1302,18 @@ static void corrector_state(int c, pid_t pid, const char *logname, char *out, si
                 snprintf(out, size, "CapEff %016llx", eff);
                 return;
         }
-        log_line_about_attribution(logname, line, sizeof(line));
+        /*
+         * READY=1 comes once the policy is applied; the write source joins
+         * after it (within about a millisecond here): its line is waited
+         * for, up to 2 s, not taken as missing.
+         */
+        for (int tries = 0; tries < 200; tries++) {
+                log_line_about_attribution(logname, line, sizeof(line));
+                if (strstr(line, "write source:"))
+                        break;
+                usleep(10000);
+        }
+        fan = holds_fanotify(pid);
         snprintf(out, size,
                  "%sCapEff %016llx (CAP_SYS_ADMIN %s, in bounding set %s), fanotify group %s; log: %s",
                  c == ATTRIBUTION_OFF && (HAS_SYS_ADMIN(eff) || HAS_SYS_ADMIN(bnd) || fan ||
