@@ -23,13 +23,27 @@
 #include "thpguard/knob-value.h"
 #include "thpguard/number.h"
 
-/* include/uapi/linux/bpf.h, stable ABI */
+/*
+ * include/uapi/linux/bpf.h: from this system's headers where they have the
+ * ring buffer (Linux 5.8), else the same stable ABI values (RHEL 8's 4.18
+ * headers predate it). They are enum members, so CMake says which.
+ */
+#include <linux/bpf.h>
+#if HAVE_UAPI_BPF_RINGBUF
+#define ARRAY_MAP_TYPE       BPF_MAP_TYPE_ARRAY
+#define RINGBUF_MAP_TYPE     BPF_MAP_TYPE_RINGBUF
+#define MAP_F_MMAPABLE       BPF_F_MMAPABLE
+#define RINGBUF_BUSY_BIT     BPF_RINGBUF_BUSY_BIT
+#define RINGBUF_DISCARD_BIT  BPF_RINGBUF_DISCARD_BIT
+#define RINGBUF_HEADER_BYTES BPF_RINGBUF_HDR_SZ
+#else
 #define ARRAY_MAP_TYPE       2  /* BPF_MAP_TYPE_ARRAY */
 #define RINGBUF_MAP_TYPE     27 /* BPF_MAP_TYPE_RINGBUF */
 #define MAP_F_MMAPABLE       (1U << 10)
 #define RINGBUF_BUSY_BIT     (1U << 31)
 #define RINGBUF_DISCARD_BIT  (1U << 30)
 #define RINGBUF_HEADER_BYTES 8
+#endif
 
 /* "key:\tvalue" lines; a value that is not a number where one is wanted is an error. */
 int write_probe_fdinfo_parse(const char *buf, size_t len, WriteProbeFdinfo *ret) {
