@@ -79,9 +79,6 @@ real_sysfs_restore() {
 real_sysfs_begin() {
         local k t0=$SECONDS holders
         [ -d "$THP" ] || skip "$THP does not exist on this machine"
-        if ! (: >>"$THP/enabled") 2>/dev/null; then
-                skip "$THP is read-only here"
-        fi
         echo "waiting for the real-sysfs lock ($THP_LOCK), at most $THP_LOCK_WAIT s"
         exec 9>"$THP_LOCK"
         if ! flock -w "$THP_LOCK_WAIT" 9; then
@@ -91,6 +88,11 @@ real_sysfs_begin() {
 ${holders:-(no process has it open any more: it was released just now)}"
         fi
         echo "got the real-sysfs lock after $((SECONDS - t0)) s"
+        # Only with the lock: another run's test (a daemon in lock mode,
+        # say) may refuse writes for a while, which is not a read-only sysfs.
+        if ! (: >>"$THP/enabled") 2>/dev/null; then
+                skip "$THP is read-only here"
+        fi
         for k in $(thp_writable_knobs); do
                 THP_SAVED[$k]=$(thp_get "$k")
         done
