@@ -27,7 +27,7 @@
  * another sysfs mount, which raises no event, the thread reads the knob
  * again on the same timer until the write has landed.
  *
- * The thread and the loop share the knob state under d->lock, which the
+ * The thread and the loop share the knob state under d->lock (daemon-corrector.h), which the
  * loop holds whenever it dispatches (daemon_loop()); the thread holds it
  * only to decode a batch of events and correct, never while it sleeps.
  */
@@ -41,12 +41,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon-internal.h"
+
+/*
+ * The thread's wakeups: a writer looping flat out raises IN_MODIFY as fast
+ * as it writes; past this rate the thread sleeps out the second and the
+ * kernel coalesces the queued events.
+ */
+#define CORRECTOR_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
+#define CORRECTOR_RATELIMIT_BURST         5000
+/*
+ * While a fight is on, the knob in backoff is not even read, so each event
+ * is pure overhead: a flat-out writer would wake us thousands of times a
+ * second. Other knobs' drift may then wait up to the rest of the second.
+ */
+#define CORRECTOR_RATELIMIT_BURST_FIGHT 50
 #include "priority.h"
+#include "thpguard/fileio.h"
 #include "thpguard/knob.h"
 #include "thpguard/macro.h"
 
@@ -65,7 +81,7 @@ _hot_ static void note_thp_event(Daemon *d, const WatchEvent *ev, bool *named) {
         if (ev->lost) {
                 /* The directory went away (or was unmounted): the recheck re-adds it. */
                 close_dir_handles(d, ev->dir);
-                snprintf(d->corrector_lost_dir, sizeof(d->corrector_lost_dir), "%s", ev->dir);
+                snprintf(d->corrector.locked.lost_dir, sizeof(d->corrector.locked.lost_dir), "%s", ev->dir);
                 return;
         }
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
@@ -82,12 +98,10 @@ _hot_ static void note_thp_event(Daemon *d, const WatchEvent *ev, bool *named) {
 }
 
 _hot_ void daemon_enforce_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
-        uint64_t before = d->probe ? now_nsec(CLOCK_MONOTONIC) : 0;
+        uint64_t began = daemon_writers_read_begins(d);
 
         enforce_knob(d->sysfs, &d->policy->knobs[i], &d->knobs[i].file, d->policy->mode, ret);
-        /* Which records' writes this read saw: those that began before it (knob_reads_judge()). */
-        if (d->probe && (ret->before.state == KNOB_STATE_OK || ret->before.state == KNOB_STATE_DRIFT))
-                knob_reads_add(&d->knobs[i].reads, before, ret->before.state == KNOB_STATE_DRIFT);
+        daemon_writers_read_ends(d, i, began, &ret->before);
 }
 
 _hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
@@ -105,10 +119,10 @@ _hot_ bool daemon_correct_knob(Daemon *d, size_t i, EnforceOutcome *ret) {
  * that is new: the thread's schedule of looks starts again (await_next()).
  */
 static bool await_record(Daemon *d, size_t i) {
-        if (!d->probe || d->knobs[i].corrector_awaits_record)
+        if (!daemon_writers_by_record(d) || d->knobs[i].corrector.awaits_record)
                 return false;
-        d->knobs[i].corrector_awaits_record = true;
-        d->corrector_await_new = true;
+        d->knobs[i].corrector.awaits_record = true;
+        d->corrector.locked.await_new = true;
         return true;
 }
 
@@ -120,58 +134,66 @@ static bool await_record(Daemon *d, size_t i) {
  * ring's next record is reserved and not yet submitted.
  */
 _hot_ static bool correct_batch(Daemon *d, const char *buf, size_t n, bool *ret_news, bool *ret_ring_busy) {
-        bool named[d->policy->n_knobs + 1], by_probe[d->policy->n_knobs + 1],
-            other_mount[d->policy->n_knobs + 1], wrote = false;
+        size_t n_knobs = d->policy->n_knobs;
+        bool named[n_knobs + 1], wrote = false;
+        RecordNews records[n_knobs + 1];
         size_t offset = 0;
         WatchEvent ev;
 
         memset(named, 0, sizeof(named));
-        memset(by_probe, 0, sizeof(by_probe));
-        memset(other_mount, 0, sizeof(other_mount));
+        memset(records, 0, sizeof(records));
         /* Woken by the ring or not: a record that needed no wakeup may be in. */
         *ret_ring_busy = false;
-        *ret_news = (d->probe && daemon_probe_take(d, by_probe, other_mount, ret_ring_busy) > 0) || n > 0;
+        *ret_news = daemon_writers_take_records(d, records, ret_ring_busy) > 0 || n > 0;
+        for (size_t i = 0; i < n_knobs; i++) {
+                CorrectorKnob *ck = &d->knobs[i].corrector;
+
+                if (records[i].record)
+                        ck->awaits_record = false;
+                /* Made before the write landed, and no event will tell when it has: looked at on a timer. */
+                if (records[i].at_entry && !ck->entry_pending)
+                        ck->entry_pending = d->corrector.locked.await_new = true;
+        }
         while (watches_next(d->watches, buf, n, &offset, &ev) > 0) {
-                d->corrector_overflow |= ev.overflow;
+                d->corrector.locked.overflow |= ev.overflow;
                 if (ev.dir)
                         note_thp_event(d, &ev, named);
         }
         /* After an overflow the loop checks every knob: the events lost may name any. */
-        if (d->corrector_overflow)
+        if (d->corrector.locked.overflow)
                 return false;
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 TrackedKnob *rt = &d->knobs[i];
 
-                if (!named[i] && !by_probe[i] && !rt->corrector_entry_pending)
+                if (!named[i] && !records[i].named && !rt->corrector.entry_pending)
                         continue;
                 /* An outcome the loop has not taken yet is kept: the loop checks the knob again itself. */
-                if (rt->corrector_has_outcome)
-                        rt->corrector_recheck = true;
-                else if (daemon_correct_knob(d, i, &rt->corrector_outcome)) {
-                        bool entry = rt->corrector_entry_pending && !named[i];
+                if (rt->corrector.has_outcome)
+                        rt->corrector.recheck = true;
+                else if (daemon_correct_knob(d, i, &rt->corrector.outcome)) {
+                        bool entry = rt->corrector.entry_pending && !named[i];
 
                         /*
                          * Compliant after a kprobe's record through another mount:
                          * that write has not landed yet. Nothing for the loop (its
                          * compliant read would forget the writer); read again.
                          */
-                        if (entry && rt->corrector_outcome.action == ENFORCE_NONE)
+                        if (entry && rt->corrector.outcome.action == ENFORCE_NONE)
                                 continue;
-                        rt->corrector_entry_pending = false;
-                        rt->corrector_has_outcome = true;
+                        rt->corrector.entry_pending = false;
+                        rt->corrector.has_outcome = true;
                         *ret_news = true;
-                        rt->corrector_read_seq = rt->probe_seq;
+                        rt->corrector.read_seq = daemon_writers_records_seen(d, i);
                         /*
                          * bpf: through another sysfs mount, which no inotify event
                          * tells of. On fexit the probe's record comes before
                          * inotify's event for a write through ours too: inotify's.
                          */
-                        rt->corrector_trigger =
-                            (other_mount[i] || entry) && !named[i] ? TRIGGER_BPF : TRIGGER_INOTIFY;
-                        wrote |= rt->corrector_outcome.written;
+                        rt->corrector.trigger =
+                            (records[i].other_mount || entry) && !named[i] ? TRIGGER_BPF : TRIGGER_INOTIFY;
+                        wrote |= rt->corrector.outcome.written;
                         /* A drift whose writer's record is not in yet: looked for (await_next()). */
-                        if (rt->corrector_outcome.action != ENFORCE_NONE &&
-                            rt->probe_seq == rt->probe_taken_seq)
+                        if (rt->corrector.outcome.action != ENFORCE_NONE && !daemon_writers_has_record(d, i))
                                 (void)await_record(d, i);
                 }
         }
@@ -195,7 +217,7 @@ static bool sleep_until(Daemon *d, uint64_t usec) {
                                .tv_nsec = (long)(usec % USEC_PER_SEC) * 1000 };
 
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-                if (atomic_load(&d->corrector_stop))
+                if (atomic_load(&d->corrector.stop))
                         return false;
         return true;
 }
@@ -221,11 +243,11 @@ static bool sleep_until(Daemon *d, uint64_t usec) {
  */
 _hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, int timeout_ms,
                                      bool ring_busy) {
-        int ring = daemon_write_probe_fd(d);
+        int ring = daemon_writers_ring_fd(d);
         struct pollfd p[4] = { { .fd = fd, .events = POLLIN },
-                               { .fd = d->open_notice_fd, .events = POLLIN },
+                               { .fd = daemon_writers_open_notice_fd(d), .events = POLLIN },
                                { .fd = ring_busy ? -1 : ring, .events = POLLIN },
-                               { .fd = d->corrector_wake_fd, .events = POLLIN } };
+                               { .fd = d->corrector.wake_fd, .events = POLLIN } };
         char notices[64];
         uint64_t wakes;
         int n;
@@ -238,9 +260,9 @@ _hot_ static ssize_t wait_for_events(Daemon *d, int fd, char *buf, size_t size, 
         if (n < 0)
                 return -1;
         if (p[1].revents & POLLIN)
-                (void)!read(d->open_notice_fd, notices, sizeof(notices));
+                (void)!read(daemon_writers_open_notice_fd(d), notices, sizeof(notices));
         if (p[3].revents & POLLIN)
-                (void)!read(d->corrector_wake_fd, &wakes, sizeof(wakes));
+                (void)!read(d->corrector.wake_fd, &wakes, sizeof(wakes));
         if (!(p[0].revents & POLLIN)) {
                 if (ring >= 0)
                         return 0;
@@ -255,7 +277,7 @@ void daemon_corrector_await(Daemon *d, size_t i) {
 
         /* Asleep without a timeout, the thread would not look before its next event. */
         if (await_record(d, i))
-                (void)!write(d->corrector_wake_fd, &one, sizeof(one));
+                (void)!write(d->corrector.wake_fd, &one, sizeof(one));
 }
 
 /* The thread's looks for records not in yet. */
@@ -277,22 +299,23 @@ typedef struct RecordAwait {
  * the loop, which checks it: returns whether there is one for it.
  */
 static bool await_next(Daemon *d, RecordAwait *a, uint64_t now) {
-        bool any = false, give_up = a->until && now >= a->until && !d->corrector_await_new, news = false;
+        bool any = false, give_up = a->until && now >= a->until && !d->corrector.locked.await_new,
+             news = false;
 
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 TrackedKnob *rt = &d->knobs[i];
 
                 if (give_up) {
-                        rt->corrector_awaits_record = false;
-                        if (rt->corrector_entry_pending)
-                                rt->corrector_recheck = news = true;
-                        rt->corrector_entry_pending = false;
+                        rt->corrector.awaits_record = false;
+                        if (rt->corrector.entry_pending)
+                                rt->corrector.recheck = news = true;
+                        rt->corrector.entry_pending = false;
                 }
-                any |= rt->corrector_awaits_record || rt->corrector_entry_pending;
+                any |= rt->corrector.awaits_record || rt->corrector.entry_pending;
         }
         if (!any)
                 *a = (RecordAwait){};
-        else if (d->corrector_await_new || !a->until) {
+        else if (d->corrector.locked.await_new || !a->until) {
                 a->until = now + WRITE_PROBE_LATE_RECORD_USEC;
                 a->delay = WRITE_PROBE_AWAIT_FIRST_MSEC * USEC_PER_MSEC;
                 a->next = now + a->delay;
@@ -300,7 +323,7 @@ static bool await_next(Daemon *d, RecordAwait *a, uint64_t now) {
                 a->delay *= 2;
                 a->next = now + a->delay;
         }
-        d->corrector_await_new = false;
+        d->corrector.locked.await_new = false;
         return news;
 }
 
@@ -334,12 +357,12 @@ _hot_ static void *corrector_main(void *userdata) {
          * through our sched_yield() below, and the reader our write woke
          * would wait behind the loop's wakeup (bench/README.md).
          */
-        if (d->open_notice_fd < 0)
+        if (daemon_writers_open_notice_fd(d) < 0)
                 (void)priority_short_slice();
         sigemptyset(&stop);
         sigaddset(&stop, CORRECTOR_STOP_SIGNAL);
         (void)pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
-        while (!atomic_load(&d->corrector_stop)) {
+        while (!atomic_load(&d->corrector.stop)) {
                 uint64_t one = 1, resume, now;
                 bool wrote = false, news = true, failed;
                 ssize_t n;
@@ -348,19 +371,19 @@ _hot_ static void *corrector_main(void *userdata) {
                 n = wait_for_events(d, fd, buf, sizeof(buf), await_timeout_msec(&await), ring_busy);
                 if (n < 0 && errno == EINTR)
                         continue;
-                atomic_store(&d->corrector_busy, true);
+                atomic_store(&d->corrector.busy, true);
                 error = n < 0 ? -errno : -EIO;
-                failed = n < 0 || (n == 0 && !d->probe);
+                failed = n < 0 || (n == 0 && daemon_writers_ring_fd(d) < 0);
                 now = now_usec(CLOCK_MONOTONIC);
 
                 pthread_mutex_lock(&d->lock);
                 if (failed)
-                        d->corrector_error = error;
+                        d->corrector.locked.error = error;
                 else
                         wrote = correct_batch(d, buf, (size_t)n, &news, &ring_busy);
                 news |= await_next(d, &await, now);
-                resume = ratelimit_count(&d->corrector_ratelimit, now);
-                atomic_store(&d->corrector_busy, false);
+                resume = ratelimit_count(&d->corrector.locked.ratelimit, now);
+                atomic_store(&d->corrector.busy, false);
                 pthread_mutex_unlock(&d->lock);
 
                 /*
@@ -370,7 +393,7 @@ _hot_ static void *corrector_main(void *userdata) {
                 if (wrote)
                         sched_yield();
                 if (news || failed)
-                        (void)!write(d->corrector_fd, &one, sizeof(one));
+                        (void)!write(d->corrector.outcome_fd, &one, sizeof(one));
                 if (failed)
                         break; /* the loop stops the daemon */
                 /*
@@ -395,46 +418,105 @@ int daemon_corrector_start(Daemon *d) {
         if (sigaction(CORRECTOR_STOP_SIGNAL, &sa, NULL) < 0)
                 return -errno;
         /* Started again when the write source joins (daemon_writers_join()). */
-        atomic_store(&d->corrector_stop, false);
-        r = pthread_create(&d->corrector_thread, NULL, corrector_main, d);
+        atomic_store(&d->corrector.stop, false);
+        r = pthread_create(&d->corrector.thread, NULL, corrector_main, d);
         if (r > 0)
                 return -r;
-        d->corrector_running = true;
+        d->corrector.running = true;
         return 0;
 }
 
 void daemon_corrector_stop(Daemon *d) {
-        if (!d->corrector_running)
+        if (!d->corrector.running)
                 return;
-        atomic_store(&d->corrector_stop, true);
+        atomic_store(&d->corrector.stop, true);
         /* Again until it is gone: a signal that came just before its read() would not wake it. */
         for (;;) {
                 struct timespec deadline;
 
-                (void)pthread_kill(d->corrector_thread, CORRECTOR_STOP_SIGNAL);
+                (void)pthread_kill(d->corrector.thread, CORRECTOR_STOP_SIGNAL);
                 clock_gettime(CLOCK_REALTIME, &deadline);
                 deadline.tv_nsec += 10 * 1000 * 1000;
                 if (deadline.tv_nsec >= 1000000000) {
                         deadline.tv_sec++;
                         deadline.tv_nsec -= 1000000000;
                 }
-                if (pthread_timedjoin_np(d->corrector_thread, NULL, &deadline) == 0)
+                if (pthread_timedjoin_np(d->corrector.thread, NULL, &deadline) == 0)
                         break;
         }
-        d->corrector_running = false;
+        d->corrector.running = false;
 }
 
 bool daemon_corrector_take(Daemon *d, size_t i, EnforceOutcome *ret_outcome, Trigger *ret_trigger,
                            bool *ret_recheck) {
         TrackedKnob *rt = &d->knobs[i];
-        bool has = rt->corrector_has_outcome;
+        bool has = rt->corrector.has_outcome;
 
         if (has) {
-                *ret_outcome = rt->corrector_outcome;
-                *ret_trigger = rt->corrector_trigger;
-                rt->read_probe_seq = rt->corrector_read_seq;
+                *ret_outcome = rt->corrector.outcome;
+                *ret_trigger = rt->corrector.trigger;
+                daemon_writers_outcome_read(d, i, rt->corrector.read_seq);
         }
-        *ret_recheck = rt->corrector_recheck;
-        rt->corrector_has_outcome = rt->corrector_recheck = false;
+        *ret_recheck = rt->corrector.recheck;
+        rt->corrector.has_outcome = rt->corrector.recheck = false;
         return has;
+}
+
+void daemon_corrector_take_news(Daemon *d, CorrectorNews *ret) {
+        CorrectorLocked *l = &d->corrector.locked;
+
+        ret->overflow = l->overflow;
+        snprintf(ret->lost_dir, sizeof(ret->lost_dir), "%s", l->lost_dir);
+        l->overflow = false;
+        l->lost_dir[0] = '\0';
+}
+
+int daemon_corrector_error(const Daemon *d) {
+        return d->corrector.locked.error;
+}
+
+bool daemon_corrector_busy(const Daemon *d) {
+        return atomic_load(&d->corrector.busy);
+}
+
+void daemon_corrector_fight(Daemon *d, bool on) {
+        d->corrector.locked.ratelimit.burst =
+            on ? CORRECTOR_RATELIMIT_BURST_FIGHT : CORRECTOR_RATELIMIT_BURST;
+}
+
+void daemon_corrector_init(Corrector *c) {
+        *c = (Corrector){ .outcome_fd = -EBADF,
+                          .wake_fd = -EBADF,
+                          .locked.ratelimit =
+                              RATELIMIT_INIT(CORRECTOR_RATELIMIT_INTERVAL_USEC, CORRECTOR_RATELIMIT_BURST) };
+}
+
+void corrector_knob_init(CorrectorKnob *k) {
+        *k = (CorrectorKnob){};
+}
+
+int daemon_setup_corrector(Daemon *d, sd_event_io_handler_t on_outcomes) {
+        Corrector *c = &d->corrector;
+        int r;
+
+        c->outcome_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (c->outcome_fd < 0)
+                return log_error_errno(&d->log, -errno, "cannot create the corrector's eventfd");
+        r = sd_event_add_io(d->event, &c->outcome_source, c->outcome_fd, EPOLLIN, on_outcomes, d);
+        if (r < 0)
+                return log_error_errno(&d->log, r, "cannot add the corrector's eventfd to the event loop");
+        (void)sd_event_source_set_description(c->outcome_source, "knob-corrections");
+        c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (c->wake_fd < 0)
+                return log_error_errno(&d->log, -errno, "cannot create the corrector's wakeup eventfd");
+        return 0;
+}
+
+void daemon_corrector_free(Daemon *d) {
+        Corrector *c = &d->corrector;
+
+        daemon_corrector_stop(d);
+        c->outcome_source = event_source_disable_unref(c->outcome_source);
+        c->outcome_fd = safe_close(c->outcome_fd);
+        c->wake_fd = safe_close(c->wake_fd);
 }

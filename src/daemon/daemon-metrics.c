@@ -49,23 +49,24 @@ static uint64_t fingerprint_mix(uint64_t h, uint64_t v) {
  */
 static uint64_t metrics_fingerprint(const Daemon *d) {
         uint64_t h = UINT64_C(0xcbf29ce484222325);
-        WriterGateCounters gate;
+        WriterAttributionMetrics w;
 
-        daemon_writer_counters(d, &gate);
+        daemon_writers_metrics(d, &w);
         h = fingerprint_mix(h, d->stopped);
         h = fingerprint_mix(h, (uintptr_t)d->policy); /* a reload's new policy */
         h = fingerprint_mix(h, d->rechecks);
         h = fingerprint_mix(h, d->reloads_ok);
         h = fingerprint_mix(h, d->reloads_failed);
         h = fingerprint_mix(h, d->last_correction_usec);
-        h = fingerprint_mix(h, d->write_source);
-        h = fingerprint_mix(h, d->write_source_hook[0]);
-        h = fingerprint_mix(h, d->probe != NULL);
-        h = fingerprint_mix(h, d->probe_lost);
-        h = fingerprint_mix(h, d->gate != NULL);
-        h = fingerprint_mix(h, d->gate_lost);
+        h = fingerprint_mix(h, w.source);
+        h = fingerprint_mix(h, w.hook[0]);
+        h = fingerprint_mix(h, w.probe);
+        h = fingerprint_mix(h, w.probe_lost);
+        h = fingerprint_mix(h, w.gate_up);
+        h = fingerprint_mix(h, w.gate_ran);
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 const TrackedKnob *rt = &d->knobs[i];
+                const WriterTallies *writes = daemon_writers_tallies(d, i);
 
                 h = fingerprint_mix(h, rt->state_known);
                 h = fingerprint_mix(h, rt->state);
@@ -74,10 +75,12 @@ static uint64_t metrics_fingerprint(const Daemon *d) {
                 h = fingerprint_mix(h, rt->fights);
                 for (size_t t = 0; t < ELEMENTSOF(rt->corrections); t++)
                         h = fingerprint_mix(h, rt->corrections[t]);
-                h = fingerprint_mix(h, rt->writes.n);
-                h = fingerprint_mix(h, rt->writes.other);
-                for (size_t w = 0; w < rt->writes.n; w++)
-                        h = fingerprint_mix(h, rt->writes.top[w].writes);
+                if (!writes)
+                        continue;
+                h = fingerprint_mix(h, writes->n);
+                h = fingerprint_mix(h, writes->other);
+                for (size_t j = 0; j < writes->n; j++)
+                        h = fingerprint_mix(h, writes->top[j].writes);
         }
         return h;
 }
@@ -86,7 +89,7 @@ void daemon_metrics_write(Daemon *d) {
         const char *path = daemon_metrics_path(d);
         _cleanup_free_ MetricsKnob *knobs = NULL;
         _cleanup_free_ MetricsKernel *kernel = NULL;
-        WriterGateCounters gate;
+        WriterAttributionMetrics w;
         char why[256] = "";
         int r;
 
@@ -102,7 +105,7 @@ void daemon_metrics_write(Daemon *d) {
                 knobs = calloc(d->policy->n_knobs ? d->policy->n_knobs : 1, sizeof(*knobs));
                 kernel = malloc(sizeof(*kernel));
         }
-        daemon_writer_counters(d, &gate);
+        daemon_writers_metrics(d, &w);
         if (knobs && kernel) {
                 MetricsSnapshot s = {
                         .up = !d->stopped,
@@ -114,12 +117,12 @@ void daemon_metrics_write(Daemon *d) {
                         .reloads_failed = d->reloads_failed,
                         .last_correction_usec = d->last_correction_usec,
                         .kernel = kernel,
-                        .write_source = write_source_to_string(d->write_source),
-                        .write_source_hook = d->write_source_hook,
-                        .write_probe = d->probe != NULL,
-                        .write_probe_lost = d->probe_lost,
-                        .gate_up = d->gate != NULL,
-                        .gate = d->gate || d->gate_lost ? &gate : NULL,
+                        .write_source = write_source_to_string(w.source),
+                        .write_source_hook = w.hook,
+                        .write_probe = w.probe,
+                        .write_probe_lost = w.probe_lost,
+                        .gate_up = w.gate_up,
+                        .gate = w.gate_ran ? &w.gate : NULL,
                 };
 
                 for (size_t i = 0; i < d->policy->n_knobs; i++) {
@@ -133,7 +136,7 @@ void daemon_metrics_write(Daemon *d) {
                                 .supported = !(rt->state_known && rt->state == KNOB_STATE_UNSUPPORTED),
                                 .failures = rt->failures,
                                 .fights = rt->fights,
-                                .writes = daemon_writers_on(d) ? &rt->writes : NULL,
+                                .writes = daemon_writers_tallies(d, i),
                         };
                         memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
                 }

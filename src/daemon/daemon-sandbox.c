@@ -56,7 +56,7 @@ int daemon_confine_syscalls(Daemon *d) {
         char what[128];
         int r;
 
-        r = sandbox_seccomp(d->gate ? writer_gate_pid(d->gate) : 0, &d->sandbox);
+        r = sandbox_seccomp(daemon_writers_gate_pid(d), &d->sandbox);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot confine the daemon's system calls");
         if (!d->sandbox.seccomp)

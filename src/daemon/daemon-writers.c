@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Who wrote a knob, from one of two write sources (write-source.h); the
- * loop asks the same questions of both (daemon_writer_of() and the rest)
- * and does not know which is in force.
+ * Who wrote a knob, from one of two write sources (write-source.h). The
+ * loop and the corrector thread ask the same questions of both
+ * (daemon-writers.h) and never branch on which is in force; the state of
+ * both, WriterAttribution and each knob's KnobAttribution, is this file's.
  *
  * The BPF write probe (write-probe.h) sees the writes its hook sees (on
  * fexit and kprobes every write to a knob, through any sysfs mount), and
@@ -38,8 +39,8 @@
 
 static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (d->knobs[i].marked_opened && d->knobs[i].marked_dev == dev &&
-                    d->knobs[i].marked_ino == ino)
+                if (d->knobs[i].attribution.marked_opened && d->knobs[i].attribution.marked_dev == dev &&
+                    d->knobs[i].attribution.marked_ino == ino)
                         return i;
         return SIZE_MAX;
 }
@@ -47,7 +48,7 @@ static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
 /* By inode alone: a write through another sysfs mount has another device, the same kernfs inode. */
 _hot_ static size_t knob_of_inode(Daemon *d, uint64_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
-                if (d->knobs[i].marked_opened && d->knobs[i].marked_ino == ino)
+                if (d->knobs[i].attribution.marked_opened && d->knobs[i].attribution.marked_ino == ino)
                         return i;
         return SIZE_MAX;
 }
@@ -58,35 +59,40 @@ _hot_ static size_t knob_of_inode(Daemon *d, uint64_t ino) {
  * (major << 20 | minor), stat() userspace's.
  */
 _hot_ static bool same_superblock(const TrackedKnob *rt, uint32_t sb_dev) {
-        return major(rt->marked_dev) == sb_dev >> 20 && minor(rt->marked_dev) == (sb_dev & 0xfffff);
+        return major(rt->attribution.marked_dev) == sb_dev >> 20 &&
+               minor(rt->attribution.marked_dev) == (sb_dev & 0xfffff);
 }
 
-_hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool *ret_busy) {
+_hot_ unsigned daemon_writers_take_records(Daemon *d, RecordNews *news, bool *ret_busy) {
         struct write_probe_record r;
         unsigned taken = 0;
         int next;
 
-        while ((next = write_probe_next(d->probe, &r)) > 0) {
+        *ret_busy = false;
+        if (!d->attribution.probe)
+                return 0;
+        while ((next = write_probe_next(d->attribution.probe, &r)) > 0) {
                 const PolicyKnob *k;
                 RecordVerdict verdict;
                 size_t i;
 
-                d->probe_lost += r.lost;
+                d->attribution.probe_lost += r.lost;
                 /*
                  * Our own corrections: the corrector's, the loop's. The first
                  * tells us our pid as the probe numbers it, and from then on
                  * the probe makes no record of ours.
                  */
-                if (write_probe_record_is(&r, d->self_pidns, (uint32_t)d->self_pid)) {
-                        write_probe_skip_writer(d->probe, r.tgid);
+                if (write_probe_record_is(&r, d->attribution.self_pidns,
+                                          (uint32_t)d->attribution.self_pid)) {
+                        write_probe_skip_writer(d->attribution.probe, r.tgid);
                         continue;
                 }
                 i = knob_of_inode(d, r.ino);
                 if (i == SIZE_MAX)
                         continue;
                 taken++;
-                named[i] = true;
-                other_mount[i] |= !same_superblock(&d->knobs[i], r.sb_dev);
+                news[i].named = true;
+                news[i].other_mount |= !same_superblock(&d->knobs[i], r.sb_dev);
                 /*
                  * A write the first read after it had taken effect found
                  * compliant (the policy's own value, a refused one) is no
@@ -98,7 +104,7 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool
                  * never by the value the record carries, which the writer's
                  * memory may have changed. The knob is read again all the same.
                  */
-                verdict = knob_reads_judge(&d->knobs[i].reads, write_probe_record_end(&r));
+                verdict = knob_reads_judge(&d->knobs[i].attribution.reads, write_probe_record_end(&r));
                 if (verdict == RECORD_READ_COMPLIANT || verdict == RECORD_OLDER_THAN_READS)
                         continue;
                 /*
@@ -106,7 +112,7 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool
                  * found. The ring has them in the order they returned, which a
                  * writer preempted on its way out of write(2) changes.
                  */
-                if (d->knobs[i].probe_seq > 0 && r.ktime_ns < d->knobs[i].probe_record.ktime_ns)
+                if (d->knobs[i].attribution.seq > 0 && r.ktime_ns < d->knobs[i].attribution.record.ktime_ns)
                         continue;
                 /*
                  * The record says the policy's own value (the syscall-exit hook
@@ -117,27 +123,46 @@ _hot_ unsigned daemon_probe_take(Daemon *d, bool *named, bool *other_mount, bool
                  */
                 k = &d->policy->knobs[i];
                 if (write_probe_record_sets(&r, k->spec->type, k->desired)) {
-                        if (!d->knobs[i].has_weak_record || r.ktime_ns >= d->knobs[i].weak_record.ktime_ns)
-                                d->knobs[i].weak_record = r;
-                        d->knobs[i].has_weak_record = true;
+                        if (!d->knobs[i].attribution.has_weak_record ||
+                            r.ktime_ns >= d->knobs[i].attribution.weak_record.ktime_ns)
+                                d->knobs[i].attribution.weak_record = r;
+                        d->knobs[i].attribution.has_weak_record = true;
                         continue;
                 }
-                d->knobs[i].probe_record = r;
-                d->knobs[i].probe_seq++;
-                d->knobs[i].corrector_awaits_record = false;
-                /* Made before the write landed, and no event will tell when it has: looked at on a timer. */
-                if ((r.flags & WRITE_PROBE_RECORD_AT_ENTRY) && !same_superblock(&d->knobs[i], r.sb_dev) &&
-                    !d->knobs[i].corrector_entry_pending) {
-                        d->knobs[i].corrector_entry_pending = true;
-                        d->corrector_await_new = true;
-                }
+                d->knobs[i].attribution.record = r;
+                d->knobs[i].attribution.seq++;
+                news[i].record = true;
+                news[i].at_entry |=
+                    (r.flags & WRITE_PROBE_RECORD_AT_ENTRY) && !same_superblock(&d->knobs[i], r.sb_dev);
         }
         *ret_busy = next == -EBUSY;
         return taken;
 }
 
-int daemon_write_probe_fd(const Daemon *d) {
-        return d->probe ? write_probe_fd(d->probe) : -1;
+int daemon_writers_ring_fd(const Daemon *d) {
+        return d->attribution.probe ? write_probe_fd(d->attribution.probe) : -1;
+}
+
+uint64_t daemon_writers_records_seen(const Daemon *d, size_t i) {
+        return d->knobs[i].attribution.seq;
+}
+
+bool daemon_writers_has_record(const Daemon *d, size_t i) {
+        return d->knobs[i].attribution.seq != d->knobs[i].attribution.taken_seq;
+}
+
+void daemon_writers_outcome_read(Daemon *d, size_t i, uint64_t seen) {
+        d->knobs[i].attribution.read_seq = seen;
+}
+
+uint64_t daemon_writers_read_begins(const Daemon *d) {
+        return d->attribution.probe ? now_nsec(CLOCK_MONOTONIC) : 0;
+}
+
+void daemon_writers_read_ends(Daemon *d, size_t i, uint64_t began, const KnobStatus *seen) {
+        /* Which records' writes this read saw: those that began before it (knob_reads_judge()). */
+        if (d->attribution.probe && (seen->state == KNOB_STATE_OK || seen->state == KNOB_STATE_DRIFT))
+                knob_reads_add(&d->knobs[i].attribution.reads, began, seen->state == KNOB_STATE_DRIFT);
 }
 
 /* The line about records the probe's ring had no room for comes at most this often; the metric has each. */
@@ -159,35 +184,37 @@ static int on_probe_lost_timer(sd_event_source *s, uint64_t usec, void *userdata
  */
 static void note_probe_lost(Daemon *d) {
         uint64_t now = now_usec(CLOCK_MONOTONIC),
-                 due = d->probe_lost_logged_usec + PROBE_LOST_LOG_INTERVAL_USEC;
+                 due = d->attribution.probe_lost_logged_usec + PROBE_LOST_LOG_INTERVAL_USEC;
         char since[24], total[24];
         int r;
 
-        if (d->probe_lost == d->probe_lost_logged)
+        if (d->attribution.probe_lost == d->attribution.probe_lost_logged)
                 return;
-        if (d->probe_lost_logged_usec > 0 && now < due) {
-                if (!d->probe_lost_timer) {
-                        r = sd_event_add_time(d->event, &d->probe_lost_timer, CLOCK_MONOTONIC, due,
-                                              USEC_PER_SEC, on_probe_lost_timer, d);
+        if (d->attribution.probe_lost_logged_usec > 0 && now < due) {
+                if (!d->attribution.probe_lost_timer) {
+                        r = sd_event_add_time(d->event, &d->attribution.probe_lost_timer, CLOCK_MONOTONIC,
+                                              due, USEC_PER_SEC, on_probe_lost_timer, d);
                         if (r >= 0)
-                                (void)sd_event_source_set_description(d->probe_lost_timer, "probe-lost-log");
+                                (void)sd_event_source_set_description(d->attribution.probe_lost_timer,
+                                                                      "probe-lost-log");
                 } else
-                        r = event_arm_timer(d->probe_lost_timer, due);
+                        r = event_arm_timer(d->attribution.probe_lost_timer, due);
                 if (r >= 0)
                         return;
                 /* Without the timer the line might never come: now, then. */
         }
-        snprintf(since, sizeof(since), "%" PRIu64, d->probe_lost - d->probe_lost_logged);
-        snprintf(total, sizeof(total), "%" PRIu64, d->probe_lost);
+        snprintf(since, sizeof(since), "%" PRIu64,
+                 d->attribution.probe_lost - d->attribution.probe_lost_logged);
+        snprintf(total, sizeof(total), "%" PRIu64, d->attribution.probe_lost);
         LogField f[] = { { "THPGUARD_PROBE_LOST", since }, { "THPGUARD_PROBE_LOST_TOTAL", total } };
 
         log_event(&d->log, LOG_WARNING, NULL, f, ELEMENTSOF(f),
                   "writes came faster than the BPF write probe's ring is read: %s%s not attributed to their "
                   "writer (%s since thpguardd started); their drifts are still corrected, one through "
                   "another sysfs mount by the next recheck at the latest",
-                  since, d->probe_lost_logged ? " more were" : " were", total);
-        d->probe_lost_logged = d->probe_lost;
-        d->probe_lost_logged_usec = now;
+                  since, d->attribution.probe_lost_logged ? " more were" : " were", total);
+        d->attribution.probe_lost_logged = d->attribution.probe_lost;
+        d->attribution.probe_lost_logged_usec = now;
 }
 
 /* The probe's record of knob i's last foreign write, as the knob's writer (under the lock). */
@@ -196,14 +223,14 @@ static void take_probe_record(Daemon *d, size_t i) {
         char label[WRITER_LABEL_MAX];
 
         note_probe_lost(d);
-        if (rt->probe_taken_seq == rt->probe_seq)
+        if (rt->attribution.taken_seq == rt->attribution.seq)
                 return;
-        rt->probe_taken_seq = rt->probe_seq;
-        write_probe_writer(d->probe, &rt->probe_record, &rt->writer);
-        rt->writer_fresh = true;
-        rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
-        writer_label(&rt->writer, label, sizeof(label));
-        writer_tally_add(&rt->writes, label);
+        rt->attribution.taken_seq = rt->attribution.seq;
+        write_probe_writer(d->attribution.probe, &rt->attribution.record, &rt->attribution.writer);
+        rt->attribution.writer_fresh = true;
+        rt->attribution.writer_seen_usec = now_usec(CLOCK_MONOTONIC);
+        writer_label(&rt->attribution.writer, label, sizeof(label));
+        writer_tally_add(&rt->attribution.writes, label);
 }
 
 /*
@@ -212,8 +239,8 @@ static void take_probe_record(Daemon *d, size_t i) {
  * found again in the gate's memory, which costs no system call.)
  */
 static bool same_writer(const TrackedKnob *rt, pid_t pid) {
-        return rt->writer.pid == pid && !rt->writer.exited && rt->writer_dirfd >= 0 &&
-               writer_pid_alive(rt->writer_dirfd);
+        return rt->attribution.writer.pid == pid && !rt->attribution.writer.exited &&
+               rt->attribution.writer_dirfd >= 0 && writer_pid_alive(rt->attribution.writer_dirfd);
 }
 
 /* The writer its pidfd stands for has exited. */
@@ -227,26 +254,26 @@ static void look_up(Daemon *d, TrackedKnob *rt, const WriterEvent *ev) {
         _cleanup_close_ int rootfd = -EBADF;
         pid_t pid = ev->pid;
 
-        safe_close(rt->writer_dirfd);
-        rt->writer_dirfd = -1;
+        safe_close(rt->attribution.writer_dirfd);
+        rt->attribution.writer_dirfd = -1;
         /* The gate's answer was read while the writer waited in open(): it is the writer's. */
-        if (d->gate && writer_gate_find(d->gate, pid, &rt->writer))
+        if (d->attribution.gate && writer_gate_find(d->attribution.gate, pid, &rt->attribution.writer))
                 return;
-        rt->writer = (Writer){ .pid = pid, .exited = pid > 0 };
+        rt->attribution.writer = (Writer){ .pid = pid, .exited = pid > 0 };
         /* Gone when the event was read: /proc/PID may be another process's by now. */
         if (ev->pid_gone || pid <= 0)
                 return;
         rootfd = open(d->proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
                 return;
-        rt->writer_dirfd = writer_open_pid(rootfd, pid);
-        if (rt->writer_dirfd >= 0)
-                (void)writer_read_identity(rt->writer_dirfd, pid, &rt->writer);
+        rt->attribution.writer_dirfd = writer_open_pid(rootfd, pid);
+        if (rt->attribution.writer_dirfd >= 0)
+                (void)writer_read_identity(rt->attribution.writer_dirfd, pid, &rt->attribution.writer);
         /* What was read is the writer's only if the writer still lived after the reads. */
-        if (rt->writer_dirfd >= 0 && ev->pidfd >= 0 && pidfd_exited(ev->pidfd)) {
-                close(rt->writer_dirfd);
-                rt->writer_dirfd = -1;
-                rt->writer = (Writer){ .pid = pid, .exited = true };
+        if (rt->attribution.writer_dirfd >= 0 && ev->pidfd >= 0 && pidfd_exited(ev->pidfd)) {
+                close(rt->attribution.writer_dirfd);
+                rt->attribution.writer_dirfd = -1;
+                rt->attribution.writer = (Writer){ .pid = pid, .exited = true };
         }
 }
 
@@ -256,10 +283,10 @@ static void note_write(Daemon *d, size_t i, const WriterEvent *ev) {
 
         if (!same_writer(rt, ev->pid))
                 look_up(d, rt, ev);
-        rt->writer_fresh = true;
-        rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
-        writer_label(&rt->writer, label, sizeof(label));
-        writer_tally_add(&rt->writes, label);
+        rt->attribution.writer_fresh = true;
+        rt->attribution.writer_seen_usec = now_usec(CLOCK_MONOTONIC);
+        writer_label(&rt->attribution.writer, label, sizeof(label));
+        writer_tally_add(&rt->attribution.writes, label);
 }
 
 /* Takes every write queued so far; never blocks. */
@@ -267,7 +294,7 @@ static void drain(Daemon *d) {
         char buf[4096] __attribute__((aligned(8)));
         ssize_t n;
 
-        while ((n = read(d->write_fd, buf, sizeof(buf))) > 0) {
+        while ((n = read(d->attribution.write_fd, buf, sizeof(buf))) > 0) {
                 size_t offset = 0;
                 WriterEvent ev;
 
@@ -276,14 +303,14 @@ static void drain(Daemon *d) {
                         size_t i = SIZE_MAX;
 
                         if (ev.overflow) {
-                                if (!d->writer_overflow_logged)
+                                if (!d->attribution.overflow_logged)
                                         log_plain(&d->log, LOG_WARNING,
                                                   "writes came faster than they could be read: some were "
                                                   "not attributed to their writer");
-                                d->writer_overflow_logged = true;
+                                d->attribution.overflow_logged = true;
                                 continue;
                         }
-                        if (ev.pid != d->self_pid && fstat(ev.fd, &st) == 0)
+                        if (ev.pid != d->attribution.self_pid && fstat(ev.fd, &st) == 0)
                                 i = knob_of_file(d, st.st_dev, st.st_ino);
                         close(ev.fd);
                         if (i != SIZE_MAX)
@@ -294,17 +321,70 @@ static void drain(Daemon *d) {
 }
 
 bool daemon_writers_on(const Daemon *d) {
-        return d->probe || d->write_fd >= 0;
+        return d->attribution.probe || d->attribution.write_fd >= 0;
+}
+
+bool daemon_writers_by_record(const Daemon *d) {
+        return d->attribution.probe != NULL;
+}
+
+uint64_t daemon_writers_late_usec(const Daemon *d) {
+        return d->attribution.probe ? WRITE_PROBE_LATE_RECORD_USEC : WRITER_LATE_EVENT_USEC;
+}
+
+int daemon_writers_late_event_fd(const Daemon *d) {
+        /* The probe's records come through the corrector thread, which wakes the loop itself. */
+        return d->attribution.probe ? -1 : d->attribution.write_fd;
+}
+
+int daemon_writers_open_notice_fd(const Daemon *d) {
+        return d->attribution.open_notice_fd;
+}
+
+pid_t daemon_writers_gate_pid(const Daemon *d) {
+        return d->attribution.gate ? writer_gate_pid(d->attribution.gate) : 0;
+}
+
+const WriterTallies *daemon_writers_tallies(const Daemon *d, size_t i) {
+        return daemon_writers_on(d) ? &d->knobs[i].attribution.writes : NULL;
+}
+
+bool daemon_writers_loading(const Daemon *d) {
+        return d->attribution.loader != NULL;
+}
+
+bool daemon_writers_answered(const Daemon *d) {
+        return d->attribution.loader_answered;
+}
+
+void daemon_writers_init(WriterAttribution *a) {
+        *a = (WriterAttribution){ .write_fd = -EBADF,
+                                  .gate_fd = -EBADF,
+                                  .open_notice_fd = -EBADF,
+                                  .open_notice_write_fd = -EBADF };
+        writer_groups_init(&a->stored);
+}
+
+void knob_attribution_init(KnobAttribution *a) {
+        *a = (KnobAttribution){ .writer_dirfd = -EBADF };
+}
+
+void knob_attribution_done(KnobAttribution *a) {
+        a->writer_dirfd = safe_close(a->writer_dirfd);
+}
+
+void knob_attribution_carry_over(KnobAttribution *a, const KnobAttribution *old) {
+        a->writes = old->writes;
 }
 
 const Writer *daemon_writer_of(Daemon *d, size_t i) {
-        if (d->probe)
+        if (d->attribution.probe)
                 take_probe_record(d, i);
-        else if (d->write_fd >= 0)
+        else if (d->attribution.write_fd >= 0)
                 drain(d);
         else
                 return NULL;
-        return d->knobs[i].writer_fresh ? &d->knobs[i].writer : NULL;
+        return d->knobs[i].attribution.writer_fresh ? &d->knobs[i].attribution.writer : NULL;
 }
 
 /*
@@ -319,19 +399,20 @@ const Writer *daemon_writer_of(Daemon *d, size_t i) {
 
 /*
  * The probe's record kept aside because it said the policy's own value
- * (daemon_probe_take()), if the first read after its write found the knob
+ * (daemon_writers_take_records()), if the first read after its write found the knob
  * drifted: the writer of a drift no other record named.
  */
 static const Writer *weak_writer(Daemon *d, size_t i) {
         TrackedKnob *rt = &d->knobs[i];
 
-        if (!d->probe || !rt->has_weak_record ||
-            knob_reads_judge(&rt->reads, write_probe_record_end(&rt->weak_record)) != RECORD_READ_DRIFTED)
+        if (!d->attribution.probe || !rt->attribution.has_weak_record ||
+            knob_reads_judge(&rt->attribution.reads, write_probe_record_end(&rt->attribution.weak_record)) !=
+                RECORD_READ_DRIFTED)
                 return NULL;
-        rt->has_weak_record = false;
-        write_probe_writer(d->probe, &rt->weak_record, &rt->writer);
-        rt->writer_seen_usec = now_usec(CLOCK_MONOTONIC);
-        return &rt->writer;
+        rt->attribution.has_weak_record = false;
+        write_probe_writer(d->attribution.probe, &rt->attribution.weak_record, &rt->attribution.writer);
+        rt->attribution.writer_seen_usec = now_usec(CLOCK_MONOTONIC);
+        return &rt->attribution.writer;
 }
 
 const Writer *daemon_writer_late(Daemon *d, size_t i) {
@@ -343,29 +424,29 @@ const Writer *daemon_writer_late(Daemon *d, size_t i) {
 const Writer *daemon_writer_just_before(Daemon *d, size_t i) {
         const TrackedKnob *rt = &d->knobs[i];
 
-        if (!daemon_writers_on(d) || rt->writer.pid <= 0 ||
-            now_usec(CLOCK_MONOTONIC) - rt->writer_seen_usec > WRITER_JUST_BEFORE_USEC)
+        if (!daemon_writers_on(d) || rt->attribution.writer.pid <= 0 ||
+            now_usec(CLOCK_MONOTONIC) - rt->attribution.writer_seen_usec > WRITER_JUST_BEFORE_USEC)
                 return NULL;
-        return &rt->writer;
+        return &rt->attribution.writer;
 }
 
 void daemon_writer_forget(Daemon *d, size_t i) {
         if (!daemon_writers_on(d))
                 return;
         /* A write of the policy's own value is no drift: its writer must not be blamed for a later one. */
-        if (d->probe) {
+        if (d->attribution.probe) {
                 /* A record that came after the compliant read is of a write it did not see: kept. */
-                if (d->knobs[i].probe_seq <= d->knobs[i].read_probe_seq)
+                if (d->knobs[i].attribution.seq <= d->knobs[i].attribution.read_seq)
                         take_probe_record(d, i);
         } else
                 drain(d);
-        d->knobs[i].writer_fresh = false;
+        d->knobs[i].attribution.writer_fresh = false;
 }
 
 void daemon_writer_used(Daemon *d, size_t i) {
-        d->knobs[i].writer_fresh = false;
+        d->knobs[i].attribution.writer_fresh = false;
         /* The drift it waited beside is named: it names no other. */
-        d->knobs[i].has_weak_record = false;
+        d->knobs[i].attribution.has_weak_record = false;
 }
 
 void daemon_writers_mark(Daemon *d, size_t i) {
@@ -373,17 +454,17 @@ void daemon_writers_mark(Daemon *d, size_t i) {
         struct stat st;
         int r;
 
-        if (!daemon_writers_on(d) || rt->file.fd < 0 || rt->marked_opened == rt->file.opened)
+        if (!daemon_writers_on(d) || rt->file.fd < 0 || rt->attribution.marked_opened == rt->file.opened)
                 return;
-        rt->marked_opened = rt->file.opened;
+        rt->attribution.marked_opened = rt->file.opened;
         if (fstat(rt->file.fd, &st) < 0) {
-                rt->marked_opened = 0;
+                rt->attribution.marked_opened = 0;
                 return;
         }
         /* The probe's filter holds every knob already: its records are matched by inode. */
-        r = d->probe ? 0 : writer_events_mark(d->write_fd, rt->file.fd);
-        if (r >= 0 && d->gate)
-                r = writer_gate_mark(d->gate, rt->file.fd);
+        r = d->attribution.probe ? 0 : writer_events_mark(d->attribution.write_fd, rt->file.fd);
+        if (r >= 0 && d->attribution.gate)
+                r = writer_gate_mark(d->attribution.gate, rt->file.fd);
         if (r < 0) {
                 LogField f[] = { { "THPGUARD_KNOB", rt->path } };
 
@@ -392,11 +473,11 @@ void daemon_writers_mark(Daemon *d, size_t i) {
                           rt->path, strerror(-r));
                 return;
         }
-        rt->marked_dev = st.st_dev;
-        rt->marked_ino = st.st_ino;
+        rt->attribution.marked_dev = st.st_dev;
+        rt->attribution.marked_ino = st.st_ino;
         /* Our watch announces every write through this superblock: its records need not wake us. */
-        if (d->probe)
-                write_probe_quiet_superblock(d->probe, st.st_dev);
+        if (d->attribution.probe)
+                write_probe_quiet_superblock(d->attribution.probe, st.st_dev);
 }
 
 /* The gate is gone: its group closed, nobody is held; writers are looked up after their write from now on.
@@ -404,27 +485,28 @@ void daemon_writers_mark(Daemon *d, size_t i) {
 static void gate_lost(Daemon *d, WriterGateHealth h) {
         WriterGateCounters c;
 
-        writer_gate_counters(d->gate, &c);
+        writer_gate_counters(d->attribution.gate, &c);
         log_plain(&d->log, LOG_WARNING,
                   "the writer gate (pid %d) %s after %" PRIu64
                   " opens; writers are now looked up after their write, and one that exits at once is "
                   "named by pid only",
-                  (int)writer_gate_pid(d->gate),
+                  (int)writer_gate_pid(d->attribution.gate),
                   h == WRITER_GATE_STALLED ? "stopped answering (stopped, traced or stuck) and was killed"
                                            : "exited",
                   c.opens);
-        d->gate_counters = c;
-        d->gate_lost = true;
+        d->attribution.gate_counters = c;
+        d->attribution.gate_lost = true;
         /* Out of the loop's epoll set before the group is closed: the gate's own copy may outlive ours. */
-        d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
-        d->gate_queue_source = event_source_disable_unref(d->gate_queue_source);
-        d->gate_timer = event_source_disable_unref(d->gate_timer);
-        writer_gate_stop(d->gate);
-        d->gate_unreaped = writer_gate_unreaped(d->gate);
-        d->gate = writer_gate_free(d->gate);
+        d->attribution.gate_exit_source = event_source_disable_unref(d->attribution.gate_exit_source);
+        d->attribution.gate_queue_source = event_source_disable_unref(d->attribution.gate_queue_source);
+        d->attribution.gate_timer = event_source_disable_unref(d->attribution.gate_timer);
+        writer_gate_stop(d->attribution.gate);
+        d->attribution.gate_unreaped = writer_gate_unreaped(d->attribution.gate);
+        d->attribution.gate = writer_gate_free(d->attribution.gate);
         /* The killed gate's exit is a SIGCHLD to come: kept for that, then no more. */
-        if (!d->gate_unreaped)
-                d->gate_child_source = event_source_disable_unref(d->gate_child_source);
+        if (!d->attribution.gate_unreaped)
+                d->attribution.gate_child_source =
+                    event_source_disable_unref(d->attribution.gate_child_source);
 }
 
 static int on_gate_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -438,14 +520,15 @@ static int on_gate_child(sd_event_source *s, const struct signalfd_siginfo *si, 
         Daemon *d = userdata;
         WriterGateHealth h;
 
-        if (!d->gate) {
-                if (d->gate_unreaped && writer_gate_reap(d->gate_unreaped) == 0) {
-                        d->gate_unreaped = 0;
-                        d->gate_child_source = event_source_disable_unref(d->gate_child_source);
+        if (!d->attribution.gate) {
+                if (d->attribution.gate_unreaped && writer_gate_reap(d->attribution.gate_unreaped) == 0) {
+                        d->attribution.gate_unreaped = 0;
+                        d->attribution.gate_child_source =
+                            event_source_disable_unref(d->attribution.gate_child_source);
                 }
                 return 0;
         }
-        h = writer_gate_child_changed(d->gate);
+        h = writer_gate_child_changed(d->attribution.gate);
         if (h != WRITER_GATE_RUNNING)
                 gate_lost(d, h);
         return 0;
@@ -464,8 +547,9 @@ static int on_gate_queue(sd_event_source *s, int fd, uint32_t revents, void *use
 
         r = sd_event_source_set_enabled(s, SD_EVENT_OFF);
         if (r >= 0)
-                r = event_arm_timer(d->gate_timer,
-                                    writer_gate_hold_begin(d->gate, event_now(d->event, CLOCK_MONOTONIC)));
+                r = event_arm_timer(
+                    d->attribution.gate_timer,
+                    writer_gate_hold_begin(d->attribution.gate, event_now(d->event, CLOCK_MONOTONIC)));
         if (r < 0)
                 gate_watch_failed(d, r);
         return 0;
@@ -477,43 +561,50 @@ static int on_gate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         uint64_t next = 0;
         int r;
 
-        h = writer_gate_check(d->gate, usec, &next);
+        h = writer_gate_check(d->attribution.gate, usec, &next);
         if (h != WRITER_GATE_RUNNING) {
                 gate_lost(d, h);
                 return 0;
         }
         /* Nothing waits any more: the next open, and not a clock, brings the next check. */
         if (next == 0)
-                r = sd_event_source_set_enabled(d->gate_queue_source, SD_EVENT_ON);
+                r = sd_event_source_set_enabled(d->attribution.gate_queue_source, SD_EVENT_ON);
         else
-                r = event_arm_timer(d->gate_timer, next);
+                r = event_arm_timer(d->attribution.gate_timer, next);
         if (r < 0)
                 gate_watch_failed(d, r);
         return 0;
 }
 
-void daemon_writer_counters(const Daemon *d, WriterGateCounters *ret) {
-        if (d->gate)
-                writer_gate_counters(d->gate, ret);
-        else
-                *ret = d->gate_counters;
+void daemon_writers_metrics(const Daemon *d, WriterAttributionMetrics *ret) {
+        const WriterAttribution *a = &d->attribution;
+
+        *ret = (WriterAttributionMetrics){ .source = a->source,
+                                           .hook = a->hook,
+                                           .probe = a->probe != NULL,
+                                           .probe_lost = a->probe_lost,
+                                           .gate_up = a->gate != NULL,
+                                           .gate_ran = a->gate || a->gate_lost,
+                                           .gate = a->gate_counters };
+        if (a->gate)
+                writer_gate_counters(a->gate, &ret->gate);
 }
 
 /* The one line that says which source is in force, and what it sees; after how long, when it joined late. */
 static void log_write_source(Daemon *d, const WriterGroups *g, const char *when) {
-        LogField f[] = { { "THPGUARD_WRITE_SOURCE", write_source_to_string(d->write_source) },
-                         { "THPGUARD_WRITE_PROBE_HOOK", d->write_source_hook } };
+        LogField f[] = { { "THPGUARD_WRITE_SOURCE", write_source_to_string(d->attribution.source) },
+                         { "THPGUARD_WRITE_PROBE_HOOK", d->attribution.hook } };
 
-        if (d->write_source == WRITE_SOURCE_BPF) {
+        if (d->attribution.source == WRITE_SOURCE_BPF) {
                 /* The syscall tracepoints see system calls, not the kernfs write: io_uring and the rest pass
                  * them by. */
-                bool syscalls = strcmp(d->write_source_hook, "syscall-exit") == 0;
+                bool syscalls = strcmp(d->attribution.hook, "syscall-exit") == 0;
 
                 log_event(
                     &d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, ELEMENTSOF(f),
                     "write source: bpf (%s)%s: %s, through any sysfs mount of any network namespace, is "
                     "seen and its writer named",
-                    d->write_source_hook[0] ? d->write_source_hook : "hook unknown", when,
+                    d->attribution.hook[0] ? d->attribution.hook : "hook unknown", when,
                     syscalls ? "every write(), pwrite() and writev() call on a knob (not io_uring, "
                                "splice, sendfile, copy_file_range or AIO)"
                              : "every write to a knob");
@@ -527,7 +618,7 @@ static void log_write_source(Daemon *d, const WriterGroups *g, const char *when)
                             "which run for kernfs writes alone");
                 return;
         }
-        if (d->write_source == WRITE_SOURCE_FANOTIFY)
+        if (d->attribution.source == WRITE_SOURCE_FANOTIFY)
                 log_event(
                     &d->log, LOG_INFO, THPGUARD_MESSAGE_WRITE_SOURCE, f, 1,
                     "write source: fanotify%s (no BPF write probe: %s): writes through this sysfs mount "
@@ -560,21 +651,21 @@ static WriterWant wanted(const Daemon *d) {
 void daemon_writers_begin(Daemon *d) {
         int r;
 
-        d->self_pid = getpid();
-        d->self_pidns = own_pid_namespace();
-        writer_groups_init(&d->stored);
-        r = writer_groups_take_stored(&d->stored);
+        d->attribution.self_pid = getpid();
+        d->attribution.self_pidns = own_pid_namespace();
+        r = writer_groups_take_stored(&d->attribution.stored);
         if (r > 0) {
-                d->have_stored = true;
+                d->attribution.have_stored = true;
                 return;
         }
         if (d->options->write_source == WRITE_SOURCE_NONE)
                 return;
-        d->loader_started_usec = now_usec(CLOCK_MONOTONIC);
-        r = writer_loader_start(d->sysfs->thp_dir, &d->loader);
+        d->attribution.loader_started_usec = now_usec(CLOCK_MONOTONIC);
+        r = writer_loader_start(d->sysfs->thp_dir, &d->attribution.loader);
         if (r < 0) {
-                d->stored.probe_error = d->stored.write_fd = d->stored.open_fd = r;
-                snprintf(d->stored.probe_why, sizeof(d->stored.probe_why),
+                d->attribution.stored.probe_error = d->attribution.stored.write_fd =
+                    d->attribution.stored.open_fd = r;
+                snprintf(d->attribution.stored.probe_why, sizeof(d->attribution.stored.probe_why),
                          "cannot start the loading process: %s", strerror(-r));
         }
 }
@@ -585,38 +676,38 @@ static void install(Daemon *d, WriterGroups *g, const char *when) {
                 WriteProbeFds fds = g->probe;
                 int r;
 
-                snprintf(d->write_source_hook, sizeof(d->write_source_hook), "%s",
+                snprintf(d->attribution.hook, sizeof(d->attribution.hook), "%s",
                          write_probe_hook_to_string(g->probe_hook));
                 /* write_probe_new() takes the fds, failing or not. */
                 g->probe.link_fd = g->probe.enter_link_fd = g->probe.ring_fd = g->probe.config_fd = -ENOENT;
-                r = write_probe_new(&fds, &d->probe);
+                r = write_probe_new(&fds, &d->attribution.probe);
                 if (r < 0) {
                         g->probe_error = r;
                         snprintf(g->probe_why, sizeof(g->probe_why), "cannot map its ring: %s",
                                  strerror(-r));
-                        d->write_source_hook[0] = '\0';
+                        d->attribution.hook[0] = '\0';
                 }
         }
-        d->write_fd = g->write_fd;
-        d->gate_fd = g->open_fd;
+        d->attribution.write_fd = g->write_fd;
+        d->attribution.gate_fd = g->open_fd;
         g->write_fd = g->open_fd = -ENOENT;
-        d->write_source = d->probe           ? WRITE_SOURCE_BPF
-                          : d->write_fd >= 0 ? WRITE_SOURCE_FANOTIFY
-                                             : WRITE_SOURCE_NONE;
+        d->attribution.source = d->attribution.probe           ? WRITE_SOURCE_BPF
+                                : d->attribution.write_fd >= 0 ? WRITE_SOURCE_FANOTIFY
+                                                               : WRITE_SOURCE_NONE;
         log_write_source(d, g, when);
         writer_groups_close(g);
-        if (d->write_source != WRITE_SOURCE_FANOTIFY)
+        if (d->attribution.source != WRITE_SOURCE_FANOTIFY)
                 return;
-        if (d->gate_fd == -ENOENT) /* the store gave the write group alone */
+        if (d->attribution.gate_fd == -ENOENT) /* the store gave the write group alone */
                 log_plain(
                     &d->log, LOG_INFO,
                     "no fanotify open group was passed in (thpguard-writer-groups said why): writers are "
                     "looked up after their write, and one that exits at once is named by pid only");
-        else if (d->gate_fd < 0)
+        else if (d->attribution.gate_fd < 0)
                 log_plain(&d->log, LOG_INFO,
                           "the kernel has no fanotify permission events (%s): writers are looked up after "
                           "their write, and one that exits at once is named by pid only",
-                          strerror(-d->gate_fd));
+                          strerror(-d->attribution.gate_fd));
 }
 
 /* How long the loader may take: a probe loads in well under a second. */
@@ -626,14 +717,14 @@ static int on_loader_answer(sd_event_source *s, int fd, uint32_t revents, void *
         Daemon *d = userdata;
 
         (void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
-        d->loader_answered = true;
+        d->attribution.loader_answered = true;
         return 0;
 }
 
 static int on_loader_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
 
-        d->loader_answered = true;
+        d->attribution.loader_answered = true;
         return 0;
 }
 
@@ -642,12 +733,13 @@ int daemon_writers_start(Daemon *d) {
         char why[512];
         int r;
 
-        if (d->have_stored) {
+        if (d->attribution.have_stored) {
                 if (want.source == WRITE_SOURCE_NONE) {
-                        writer_groups_close(&d->stored);
-                        snprintf(d->stored.probe_why, sizeof(d->stored.probe_why), "--write-source=none");
-                        d->stored.write_fd = -ENOENT;
-                } else if (writer_groups_match(&d->stored, &want, why, sizeof(why)) < 0) {
+                        writer_groups_close(&d->attribution.stored);
+                        snprintf(d->attribution.stored.probe_why, sizeof(d->attribution.stored.probe_why),
+                                 "--write-source=none");
+                        d->attribution.stored.write_fd = -ENOENT;
+                } else if (writer_groups_match(&d->attribution.stored, &want, why, sizeof(why)) < 0) {
                         log_plain(
                             &d->log, LOG_ERR,
                             "not starting: %s; give thpguard-writer-groups (the unit's ExecStartPre=) the "
@@ -656,29 +748,30 @@ int daemon_writers_start(Daemon *d) {
                         return -EMEDIUMTYPE;
                 }
         }
-        if (!d->loader) {
-                install(d, &d->stored, "");
-                d->have_stored = false;
+        if (!d->attribution.loader) {
+                install(d, &d->attribution.stored, "");
+                d->attribution.have_stored = false;
                 return 0;
         }
-        r = writer_loader_request(d->loader, &want);
+        r = writer_loader_request(d->attribution.loader, &want);
         if (r >= 0)
-                r = sd_event_add_io(d->event, &d->loader_source, writer_loader_fd(d->loader), EPOLLIN,
-                                    on_loader_answer, d);
+                r = sd_event_add_io(d->event, &d->attribution.loader_source,
+                                    writer_loader_fd(d->attribution.loader), EPOLLIN, on_loader_answer, d);
         if (r >= 0)
-                r = event_add_time_relative(d->event, &d->loader_timer, CLOCK_MONOTONIC, LOADER_TIMEOUT_USEC,
-                                            USEC_PER_SEC, on_loader_timeout, d);
+                r = event_add_time_relative(d->event, &d->attribution.loader_timer, CLOCK_MONOTONIC,
+                                            LOADER_TIMEOUT_USEC, USEC_PER_SEC, on_loader_timeout, d);
         if (r < 0) {
                 /* Not fatal: enforcement needs none of it. */
-                d->loader = writer_loader_free(d->loader);
-                d->stored.probe_error = d->stored.write_fd = d->stored.open_fd = r;
-                snprintf(d->stored.probe_why, sizeof(d->stored.probe_why),
+                d->attribution.loader = writer_loader_free(d->attribution.loader);
+                d->attribution.stored.probe_error = d->attribution.stored.write_fd =
+                    d->attribution.stored.open_fd = r;
+                snprintf(d->attribution.stored.probe_why, sizeof(d->attribution.stored.probe_why),
                          "cannot ask the loading process: %s", strerror(-r));
-                install(d, &d->stored, "");
+                install(d, &d->attribution.stored, "");
                 return 0;
         }
-        (void)sd_event_source_set_description(d->loader_source, "write-source-loader");
-        (void)sd_event_source_set_description(d->loader_timer, "write-source-loader-timeout");
+        (void)sd_event_source_set_description(d->attribution.loader_source, "write-source-loader");
+        (void)sd_event_source_set_description(d->attribution.loader_timer, "write-source-loader-timeout");
         return 0;
 }
 
@@ -687,8 +780,8 @@ int daemon_writers_join(Daemon *d) {
         char when[64];
         int r;
 
-        d->loader_answered = false;
-        r = writer_loader_finish(d->loader, &g);
+        d->attribution.loader_answered = false;
+        r = writer_loader_finish(d->attribution.loader, &g);
         if (r == -EAGAIN) {
                 /* The timer: the loader never answered; killed. */
                 writer_groups_init(&g);
@@ -697,11 +790,11 @@ int daemon_writers_join(Daemon *d) {
                          "the loading process did not answer within %llu s",
                          (unsigned long long)(LOADER_TIMEOUT_USEC / USEC_PER_SEC));
         }
-        d->loader = writer_loader_free(d->loader);
-        d->loader_source = event_source_disable_unref(d->loader_source);
-        d->loader_timer = event_source_disable_unref(d->loader_timer);
+        d->attribution.loader = writer_loader_free(d->attribution.loader);
+        d->attribution.loader_source = event_source_disable_unref(d->attribution.loader_source);
+        d->attribution.loader_timer = event_source_disable_unref(d->attribution.loader_timer);
         snprintf(when, sizeof(when), ", joined %.1f ms after startup",
-                 (double)(now_usec(CLOCK_MONOTONIC) - d->loader_started_usec) / 1000.0);
+                 (double)(now_usec(CLOCK_MONOTONIC) - d->attribution.loader_started_usec) / 1000.0);
 
         /* The thread reads the sources outside the lock (its poll()): stopped while they change. */
         daemon_corrector_stop(d);
@@ -725,63 +818,65 @@ int daemon_writers_join(Daemon *d) {
 int daemon_setup_writer_gate(Daemon *d) {
         int notice[2], r;
 
-        if (d->gate_fd < 0)
+        if (d->attribution.gate_fd < 0)
                 return 0;
         /*
          * Before the fork, and so before any other thread (they inherit the
          * mask): SIGCHLD blocked, or a stop of the gate would be lost.
          */
-        r = event_add_signal(d->event, &d->gate_child_source, SIGCHLD, on_gate_child, d);
+        r = event_add_signal(d->event, &d->attribution.gate_child_source, SIGCHLD, on_gate_child, d);
         if (r < 0) {
-                close(d->gate_fd);
-                d->gate_fd = -1;
+                close(d->attribution.gate_fd);
+                d->attribution.gate_fd = -1;
                 return log_error_errno(&d->log, r, "cannot handle SIGCHLD for the writer gate");
         }
-        (void)sd_event_source_set_description(d->gate_child_source, "writer-gate-child");
+        (void)sd_event_source_set_description(d->attribution.gate_child_source, "writer-gate-child");
         /* Its notice of each foreign open, for the corrector thread (writer-gate.h says why). */
         if (pipe2(notice, O_CLOEXEC | O_NONBLOCK) < 0)
                 notice[0] = notice[1] = -1; /* attribution works without: the correction is as fast as off */
-        d->open_notice_fd = notice[0];
-        d->open_notice_write_fd = notice[1];
+        d->attribution.open_notice_fd = notice[0];
+        d->attribution.open_notice_write_fd = notice[1];
         /* After the capabilities are gone: the gate inherits ours. */
-        r = writer_gate_new(d->gate_fd, notice[1], d->proc_root, d->self_pid, &d->gate);
-        d->gate_fd = -1; /* the gate's, even on failure */
+        r = writer_gate_new(d->attribution.gate_fd, notice[1], d->proc_root, d->attribution.self_pid,
+                            &d->attribution.gate);
+        d->attribution.gate_fd = -1; /* the gate's, even on failure */
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot start the writer gate");
-        r = sd_event_add_io(d->event, &d->gate_exit_source, writer_gate_exit_fd(d->gate), EPOLLIN,
-                            on_gate_exit, d);
+        r = sd_event_add_io(d->event, &d->attribution.gate_exit_source,
+                            writer_gate_exit_fd(d->attribution.gate), EPOLLIN, on_gate_exit, d);
         if (r >= 0)
-                r = sd_event_add_io(d->event, &d->gate_queue_source, writer_gate_queue_fd(d->gate), EPOLLIN,
-                                    on_gate_queue, d);
+                r = sd_event_add_io(d->event, &d->attribution.gate_queue_source,
+                                    writer_gate_queue_fd(d->attribution.gate), EPOLLIN, on_gate_queue, d);
         /* Armed by the first open to wait: none yet. */
         if (r >= 0)
-                r = sd_event_add_time(d->event, &d->gate_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC * 50,
-                                      on_gate_timer, d);
+                r = sd_event_add_time(d->event, &d->attribution.gate_timer, CLOCK_MONOTONIC, 0,
+                                      USEC_PER_MSEC * 50, on_gate_timer, d);
         if (r >= 0)
-                r = sd_event_source_set_enabled(d->gate_timer, SD_EVENT_OFF);
+                r = sd_event_source_set_enabled(d->attribution.gate_timer, SD_EVENT_OFF);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot watch the writer gate");
-        (void)sd_event_source_set_description(d->gate_exit_source, "writer-gate-exit");
-        (void)sd_event_source_set_description(d->gate_queue_source, "writer-gate-queue");
-        (void)sd_event_source_set_description(d->gate_timer, "writer-gate-check");
+        (void)sd_event_source_set_description(d->attribution.gate_exit_source, "writer-gate-exit");
+        (void)sd_event_source_set_description(d->attribution.gate_queue_source, "writer-gate-queue");
+        (void)sd_event_source_set_description(d->attribution.gate_timer, "writer-gate-check");
         return 0;
 }
 
 void daemon_writers_free(Daemon *d) {
-        d->loader_source = event_source_disable_unref(d->loader_source);
-        d->loader_timer = event_source_disable_unref(d->loader_timer);
-        d->loader = writer_loader_free(d->loader);
-        writer_groups_close(&d->stored);
-        d->probe = write_probe_free(d->probe);
-        d->probe_lost_timer = event_source_disable_unref(d->probe_lost_timer);
-        d->gate_exit_source = event_source_disable_unref(d->gate_exit_source);
-        d->gate_queue_source = event_source_disable_unref(d->gate_queue_source);
-        d->gate_timer = event_source_disable_unref(d->gate_timer);
-        d->gate_child_source = event_source_disable_unref(d->gate_child_source);
-        d->gate = writer_gate_free(d->gate);
-        safe_close(d->gate_fd);
-        safe_close(d->write_fd);
-        safe_close(d->open_notice_fd);
-        safe_close(d->open_notice_write_fd);
-        d->gate_fd = d->write_fd = d->open_notice_fd = d->open_notice_write_fd = -1;
+        d->attribution.loader_source = event_source_disable_unref(d->attribution.loader_source);
+        d->attribution.loader_timer = event_source_disable_unref(d->attribution.loader_timer);
+        d->attribution.loader = writer_loader_free(d->attribution.loader);
+        writer_groups_close(&d->attribution.stored);
+        d->attribution.probe = write_probe_free(d->attribution.probe);
+        d->attribution.probe_lost_timer = event_source_disable_unref(d->attribution.probe_lost_timer);
+        d->attribution.gate_exit_source = event_source_disable_unref(d->attribution.gate_exit_source);
+        d->attribution.gate_queue_source = event_source_disable_unref(d->attribution.gate_queue_source);
+        d->attribution.gate_timer = event_source_disable_unref(d->attribution.gate_timer);
+        d->attribution.gate_child_source = event_source_disable_unref(d->attribution.gate_child_source);
+        d->attribution.gate = writer_gate_free(d->attribution.gate);
+        safe_close(d->attribution.gate_fd);
+        safe_close(d->attribution.write_fd);
+        safe_close(d->attribution.open_notice_fd);
+        safe_close(d->attribution.open_notice_write_fd);
+        d->attribution.gate_fd = d->attribution.write_fd = d->attribution.open_notice_fd =
+            d->attribution.open_notice_write_fd = -1;
 }

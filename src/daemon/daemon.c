@@ -16,7 +16,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <systemd/sd-daemon.h>
 
 #include "daemon-internal.h"
@@ -28,24 +27,10 @@
 #include "thpguard/path.h"
 #include "thpguard/sysfs.h"
 
-/*
- * The corrector thread's wakeups (daemon-corrector.c): a writer looping flat
- * out raises IN_MODIFY as fast as it writes; past this rate the thread
- * sleeps out the second and the kernel coalesces the queued events.
- */
-#define CORRECTOR_RATELIMIT_INTERVAL_USEC USEC_PER_SEC
-#define CORRECTOR_RATELIMIT_BURST         5000
-/*
- * While a fight is on, the knob in backoff is not even read, so each event
- * is pure overhead: a flat-out writer would wake us thousands of times a
- * second. Other knobs' drift may then wait up to the rest of the second.
- */
-#define CORRECTOR_RATELIMIT_BURST_FIGHT 50
-
 static void tracked_knobs_free(TrackedKnob *k, size_t n) {
         for (size_t i = 0; k && i < n; i++) {
                 sysfs_handle_close(&k[i].file);
-                safe_close(k[i].writer_dirfd);
+                knob_attribution_done(&k[i].attribution);
                 fight_done(&k[i].fight);
         }
         free(k);
@@ -69,7 +54,8 @@ static int tracked_knobs_new(const Policy *p, const FightConfig *fc, const Track
         for (size_t i = 0; i < p->n_knobs; i++) {
                 snprintf(k[i].path, sizeof(k[i].path), "%s", p->knobs[i].path);
                 k[i].file = SYSFS_HANDLE_CLOSED;
-                k[i].writer_dirfd = -1;
+                knob_attribution_init(&k[i].attribution);
+                corrector_knob_init(&k[i].corrector);
                 if (fight_init(&k[i].fight, fc) < 0) {
                         tracked_knobs_free(k, i);
                         return -ENOMEM;
@@ -80,7 +66,7 @@ static int tracked_knobs_new(const Policy *p, const FightConfig *fc, const Track
                         memcpy(k[i].corrections, old[j].corrections, sizeof(k[i].corrections));
                         k[i].failures = old[j].failures;
                         k[i].fights = old[j].fights;
-                        k[i].writes = old[j].writes;
+                        knob_attribution_carry_over(&k[i].attribution, &old[j].attribution);
                         fight_carry_over(&k[i].fight, fc, &old[j].fight, old_fc->threshold);
                 }
         }
@@ -264,9 +250,8 @@ static int on_late_write_timer(sd_event_source *s, uint64_t usec, void *userdata
  * have passed; off: stops that.
  */
 static void await_writers(Daemon *d, bool on) {
-        uint64_t usec = event_now(d->event, CLOCK_MONOTONIC) +
-                        (d->probe ? WRITE_PROBE_LATE_RECORD_USEC : WRITER_LATE_EVENT_USEC);
-        int r = 0, enabled = SD_EVENT_OFF;
+        uint64_t usec = event_now(d->event, CLOCK_MONOTONIC) + daemon_writers_late_usec(d);
+        int r = 0, enabled = SD_EVENT_OFF, late_event_fd = daemon_writers_late_event_fd(d);
 
         if (!on) {
                 (void)sd_event_source_set_enabled(d->late_write_source, SD_EVENT_OFF);
@@ -275,8 +260,9 @@ static void await_writers(Daemon *d, bool on) {
         }
         /* The probe's records come through the corrector thread, which wakes the loop itself
          * (take_corrections()). */
-        if (!d->late_write_source && d->write_fd >= 0) {
-                r = sd_event_add_io(d->event, &d->late_write_source, d->write_fd, EPOLLIN, on_late_write, d);
+        if (!d->late_write_source && late_event_fd >= 0) {
+                r = sd_event_add_io(d->event, &d->late_write_source, late_event_fd, EPOLLIN, on_late_write,
+                                    d);
                 if (r >= 0)
                         (void)sd_event_source_set_description(d->late_write_source, "writer-late-event");
         }
@@ -393,7 +379,7 @@ static unsigned check_knobs(Daemon *d, const bool *which, Trigger t) {
         for (size_t i = 0; i < n; i++) {
                 checked[i] = (!which || which[i]) && daemon_correct_knob(d, i, &o[i]);
                 /* Read under the lock: no record can come between this read and its report. */
-                d->knobs[i].read_probe_seq = d->knobs[i].probe_seq;
+                daemon_writers_outcome_read(d, i, daemon_writers_records_seen(d, i));
                 wrote |= checked[i] && o[i].written;
         }
         /* Our write woke whoever waits on the knob, most likely onto this CPU: let them see the fix first.
@@ -417,8 +403,7 @@ static void arm_backoff_timer(Daemon *d) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
                 if (d->knobs[i].fight.active && d->knobs[i].fight.until_usec < next)
                         next = d->knobs[i].fight.until_usec;
-        d->corrector_ratelimit.burst =
-            next == UINT64_MAX ? CORRECTOR_RATELIMIT_BURST : CORRECTOR_RATELIMIT_BURST_FIGHT;
+        daemon_corrector_fight(d, next != UINT64_MAX);
         if (next == UINT64_MAX) {
                 (void)sd_event_source_set_enabled(d->backoff_timer,
                                                   SD_EVENT_OFF); /* cannot fail on a live source */
@@ -458,7 +443,7 @@ static int on_backoff_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                           k->path, suppressed, rt->fight.backoff_usec / USEC_PER_SEC);
                 /* Correct once at the window's end; the next window has already begun. */
                 daemon_enforce_knob(d, i, &o);
-                rt->read_probe_seq = rt->probe_seq;
+                daemon_writers_outcome_read(d, i, daemon_writers_records_seen(d, i));
                 report_one(d, i, TRIGGER_RECHECK, now, &o);
         }
         arm_backoff_timer(d);
@@ -527,7 +512,7 @@ static int on_recheck(sd_event_source *s, uint64_t usec, void *userdata) {
                 close_stale_handles(d);
         /* Looked at before our own corrections raise IN_MODIFY on the watch. */
         if (readded == 0 && watches_lost(d->watches) == 0 && !d->unseen_drift_logged)
-                all_watched_and_quiet = watches_quiet(d->watches) && !atomic_load(&d->corrector_busy);
+                all_watched_and_quiet = watches_quiet(d->watches) && !daemon_corrector_busy(d);
         if (daemon_check_all(d, TRIGGER_RECHECK) > 0 && all_watched_and_quiet)
                 warn_unseen_drift(d);
         rearm_recheck(d);
@@ -544,6 +529,7 @@ static void take_corrections(Daemon *d) {
         EnforceOutcome o[n + 1];
         bool recheck[n + 1], any_recheck = false;
         uint64_t now = event_now(d->event, CLOCK_MONOTONIC);
+        CorrectorNews news;
 
         for (size_t i = 0; i < n; i++) {
                 Trigger t;
@@ -552,16 +538,15 @@ static void take_corrections(Daemon *d) {
                         report_one(d, i, t, now, &o[i]);
                 any_recheck |= recheck[i];
         }
-        if (d->corrector_lost_dir[0] && !d->watch_lost_logged) {
+        daemon_corrector_take_news(d, &news);
+        if (news.lost_dir[0] && !d->watch_lost_logged) {
                 log_plain(
                     &d->log, LOG_WARNING,
                     "lost the inotify watch on %s/%s; relying on the %us recheck until it can be re-added",
-                    d->sysfs->thp_dir, d->corrector_lost_dir, d->policy->recheck_interval_sec);
+                    d->sysfs->thp_dir, news.lost_dir, d->policy->recheck_interval_sec);
                 d->watch_lost_logged = true;
         }
-        d->corrector_lost_dir[0] = '\0';
-        if (d->corrector_overflow) {
-                d->corrector_overflow = false;
+        if (news.overflow) {
                 log_plain(&d->log, LOG_WARNING, "inotify queue overflowed; rechecking every knob");
                 d->rechecks++;
                 /* The lost events may have said that a file was replaced. */
@@ -570,7 +555,7 @@ static void take_corrections(Daemon *d) {
         } else if (any_recheck)
                 check_knobs(d, recheck, TRIGGER_INOTIFY);
         /* The probe's record of a write may come after inotify's event: a record waiting for it goes now. */
-        if (d->probe)
+        if (daemon_writers_by_record(d))
                 flush_records(d, false);
 }
 
@@ -579,8 +564,8 @@ static int on_corrector(sd_event_source *s, int fd, uint32_t revents, void *user
         uint64_t wakeups;
 
         (void)!read(fd, &wakeups, sizeof(wakeups)); /* an eventfd: one read takes them all */
-        if (d->corrector_error < 0) {
-                log_error_errno(&d->log, d->corrector_error,
+        if (daemon_corrector_error(d) < 0) {
+                log_error_errno(&d->log, daemon_corrector_error(d),
                                 "cannot read the knob directories' watch; exiting");
                 return sd_event_exit(d->event, EXIT_FAILURE);
         }
@@ -653,25 +638,6 @@ static int setup_exit_signals(Daemon *d) {
         return 0;
 }
 
-/* The loop's end of the corrector thread, which daemon_start() starts last. */
-static int setup_knob_watch(Daemon *d) {
-        int r;
-
-        d->corrector_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (d->corrector_fd < 0)
-                return log_error_errno(&d->log, -errno, "cannot create the corrector's eventfd");
-        r = sd_event_add_io(d->event, &d->corrector_source, d->corrector_fd, EPOLLIN, on_corrector, d);
-        if (r < 0)
-                return log_error_errno(&d->log, r, "cannot add the corrector's eventfd to the event loop");
-        (void)sd_event_source_set_description(d->corrector_source, "knob-corrections");
-        d->corrector_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (d->corrector_wake_fd < 0)
-                return log_error_errno(&d->log, -errno, "cannot create the corrector's eventfd");
-        d->corrector_ratelimit =
-            RATELIMIT_INIT(CORRECTOR_RATELIMIT_INTERVAL_USEC, CORRECTOR_RATELIMIT_BURST);
-        return 0;
-}
-
 static int setup_recheck_timer(Daemon *d) {
         int r;
 
@@ -699,14 +665,11 @@ static int setup_backoff_timer(Daemon *d) {
 Daemon *daemon_free(Daemon *d) {
         if (!d)
                 return NULL;
-        daemon_corrector_stop(d); /* first: it touches most of what follows */
+        daemon_corrector_free(d); /* first: the thread touches most of what follows */
         daemon_writers_free(d);
         event_source_disable_unref(d->late_write_source);
         event_source_disable_unref(d->late_write_timer);
         nfd_file_free(d->nfd);
-        event_source_disable_unref(d->corrector_source);
-        safe_close(d->corrector_fd);
-        safe_close(d->corrector_wake_fd);
         event_source_disable_unref(d->config_source);
         event_source_disable_unref(d->recheck_timer);
         event_source_disable_unref(d->reload_timer);
@@ -756,8 +719,8 @@ int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret) {
                 return log_error_errno(log, -ENOMEM, "cannot allocate the daemon");
         d->options = o;
         d->log = *log;
-        d->write_fd = d->gate_fd = d->corrector_fd = d->corrector_wake_fd = d->open_notice_fd =
-            d->open_notice_write_fd = -1;
+        daemon_corrector_init(&d->corrector);
+        daemon_writers_init(&d->attribution);
         r = pthread_mutex_init(&d->lock, NULL);
         if (r > 0)
                 return log_error_errno(log, -r, "cannot create the daemon's lock");
@@ -823,16 +786,16 @@ int daemon_start(Daemon *d) {
          */
         if (r >= 0)
                 r = daemon_writers_start(d);
-        if (r >= 0 && !d->loader)
+        if (r >= 0 && !daemon_writers_loading(d))
                 r = daemon_setup_writer_gate(d);
-        if (r >= 0 && !d->loader)
+        if (r >= 0 && !daemon_writers_loading(d))
                 r = daemon_confine_syscalls(d);
         if (r < 0)
                 return r;
 
         corrected = daemon_check_all(d, TRIGGER_STARTUP);
 
-        r = setup_knob_watch(d);
+        r = daemon_setup_corrector(d, on_corrector);
         if (r >= 0)
                 r = setup_recheck_timer(d);
         if (r >= 0)
@@ -877,7 +840,7 @@ static int run_event_loop(Daemon *d) {
                         pthread_mutex_unlock(&d->lock);
                 }
                 /* Outside the lock: the join stops the corrector thread, which may be waiting for it. */
-                if (r >= 0 && d->loader_answered)
+                if (r >= 0 && daemon_writers_answered(d))
                         r = daemon_writers_join(d);
                 if (r < 0)
                         return r;
