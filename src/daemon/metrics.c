@@ -18,27 +18,18 @@
 /* Our own file: a few lines per knob. */
 #define METRICS_FILE_MAX (1024 * 1024)
 
-/* HELP text: backslash and newline are escaped (text format 0.0.4). */
-static void put_help_text(FILE *f, const char *s) {
+/*
+ * Text format 0.0.4's escaping: backslash and newline in HELP text, and
+ * the double quote too in a label value (quote).
+ */
+static void put_escaped(FILE *f, const char *s, bool quote) {
         for (; *s; s++) {
                 if (*s == '\\')
                         fputs("\\\\", f);
                 else if (*s == '\n')
                         fputs("\\n", f);
-                else
-                        fputc(*s, f);
-        }
-}
-
-/* A label value: backslash, double quote and newline are escaped. */
-static void put_label_value(FILE *f, const char *s) {
-        for (; *s; s++) {
-                if (*s == '\\')
-                        fputs("\\\\", f);
-                else if (*s == '"')
+                else if (quote && *s == '"')
                         fputs("\\\"", f);
-                else if (*s == '\n')
-                        fputs("\\n", f);
                 else
                         fputc(*s, f);
         }
@@ -46,7 +37,7 @@ static void put_label_value(FILE *f, const char *s) {
 
 static void family(FILE *f, const char *name, const char *type, const char *help) {
         fprintf(f, "# HELP %s ", name);
-        put_help_text(f, help);
+        put_escaped(f, help, false);
         fprintf(f, "\n# TYPE %s %s\n", name, type);
 }
 
@@ -56,11 +47,11 @@ static void sample_begin(FILE *f, const char *name, const char *k1, const char *
         fputs(name, f);
         if (k1) {
                 fprintf(f, "{%s=\"", k1);
-                put_label_value(f, v1);
+                put_escaped(f, v1, true);
                 fputc('"', f);
                 if (k2) {
                         fprintf(f, ",%s=\"", k2);
-                        put_label_value(f, v2);
+                        put_escaped(f, v2, true);
                         fputc('"', f);
                 }
                 fputc('}', f);
@@ -80,19 +71,23 @@ static void sample_usec(FILE *f, const char *name, const char *k1, const char *v
         fprintf(f, "%" PRIu64 ".%06" PRIu64 "\n", usec / USEC_PER_SEC, usec % USEC_PER_SEC);
 }
 
-static void render_knobs(const MetricsSnapshot *s, FILE *f) {
-        family(f, "thpguard_knob_compliant", "gauge",
-               "1 if the knob held the policy's value at its last check; 0 if it drifted (audit mode, "
-               "a failed correction, a writer fight), is unsupported or unreadable.");
-        for (size_t i = 0; i < s->n_knobs; i++)
-                sample(f, "thpguard_knob_compliant", "knob", s->knobs[i].knob, NULL, NULL,
-                       s->knobs[i].compliant);
+/* A family of one sample per knob: the member of s->knobs[] that holds its value. */
+#define KNOB_SAMPLES(f, s, name, type, help, member)                                                        \
+        do {                                                                                                \
+                family(f, name, type, help);                                                                \
+                for (size_t i_ = 0; i_ < (s)->n_knobs; i_++)                                                \
+                        sample(f, name, "knob", (s)->knobs[i_].knob, NULL, NULL, (s)->knobs[i_].member);    \
+        } while (0)
 
-        family(f, "thpguard_knob_supported", "gauge",
-               "1 if this kernel has the knob and offers the policy's value; 0 if it is skipped.");
-        for (size_t i = 0; i < s->n_knobs; i++)
-                sample(f, "thpguard_knob_supported", "knob", s->knobs[i].knob, NULL, NULL,
-                       s->knobs[i].supported);
+static void render_knobs(const MetricsSnapshot *s, FILE *f) {
+        KNOB_SAMPLES(f, s, "thpguard_knob_compliant", "gauge",
+                     "1 if the knob held the policy's value at its last check; 0 if it drifted (audit mode, "
+                     "a failed correction, a writer fight), is unsupported or unreadable.",
+                     compliant);
+
+        KNOB_SAMPLES(f, s, "thpguard_knob_supported", "gauge",
+                     "1 if this kernel has the knob and offers the policy's value; 0 if it is skipped.",
+                     supported);
 
         family(
             f, "thpguard_corrections_total", "counter",
@@ -103,17 +98,12 @@ static void render_knobs(const MetricsSnapshot *s, FILE *f) {
                         sample(f, "thpguard_corrections_total", "knob", s->knobs[i].knob, "trigger",
                                trigger_to_string(t), s->knobs[i].corrections[t]);
 
-        family(f, "thpguard_correction_failures_total", "counter",
-               "Corrections that failed: the write was refused or the value did not stick.");
-        for (size_t i = 0; i < s->n_knobs; i++)
-                sample(f, "thpguard_correction_failures_total", "knob", s->knobs[i].knob, NULL, NULL,
-                       s->knobs[i].failures);
+        KNOB_SAMPLES(f, s, "thpguard_correction_failures_total", "counter",
+                     "Corrections that failed: the write was refused or the value did not stick.", failures);
 
-        family(f, "thpguard_writer_fights_total", "counter",
-               "Writer fights: another writer kept resetting the knob, and thpguardd backed off.");
-        for (size_t i = 0; i < s->n_knobs; i++)
-                sample(f, "thpguard_writer_fights_total", "knob", s->knobs[i].knob, NULL, NULL,
-                       s->knobs[i].fights);
+        KNOB_SAMPLES(f, s, "thpguard_writer_fights_total", "counter",
+                     "Writer fights: another writer kept resetting the knob, and thpguardd backed off.",
+                     fights);
 
         family(f, "thpguard_foreign_writes_total", "counter",
                "Writes to the knob by other processes, by writer: its systemd unit, else its comm. "
@@ -205,21 +195,23 @@ static void render_sizes(const MetricsKernel *k, FILE *f) {
         }
 }
 
+/* A gauge family of one sample with no label, left out when the kernel did not say (METRICS_UNKNOWN). */
+static void single_gauge(FILE *f, const char *name, const char *help, uint64_t value) {
+        if (value == METRICS_UNKNOWN)
+                return;
+        family(f, name, "gauge", help);
+        sample(f, name, NULL, NULL, NULL, NULL, value);
+}
+
 static void render_kernel(const MetricsKernel *k, FILE *f) {
-        if (k->anon_huge_pages_bytes != METRICS_UNKNOWN) {
-                family(f, "thpguard_anon_huge_pages_bytes", "gauge",
-                       "Anonymous memory mapped with transparent huge pages, node-wide (meminfo "
-                       "AnonHugePages).");
-                sample(f, "thpguard_anon_huge_pages_bytes", NULL, NULL, NULL, NULL,
-                       k->anon_huge_pages_bytes);
-        }
-        if (k->shmem_huge_pages_bytes != METRICS_UNKNOWN) {
-                family(f, "thpguard_shmem_huge_pages_bytes", "gauge",
-                       "Shmem and tmpfs memory allocated with huge pages, node-wide (meminfo "
-                       "ShmemHugePages).");
-                sample(f, "thpguard_shmem_huge_pages_bytes", NULL, NULL, NULL, NULL,
-                       k->shmem_huge_pages_bytes);
-        }
+        single_gauge(f, "thpguard_anon_huge_pages_bytes",
+                     "Anonymous memory mapped with transparent huge pages, node-wide (meminfo "
+                     "AnonHugePages).",
+                     k->anon_huge_pages_bytes);
+        single_gauge(f, "thpguard_shmem_huge_pages_bytes",
+                     "Shmem and tmpfs memory allocated with huge pages, node-wide (meminfo "
+                     "ShmemHugePages).",
+                     k->shmem_huge_pages_bytes);
         if (k->n_vmstat > 0) {
                 family(f, "thpguard_vmstat_total", "counter",
                        "The kernel's THP and compaction event counters (vmstat thp_* and compact_stall), "
