@@ -566,6 +566,9 @@ int writer_groups_take_stored(WriterGroups *ret) {
                 safe_close(g.open_fd); /* the gate names writers for the write group's records only */
                 return 0;
         }
+        /* Said in the daemon's startup line, where strerror(ENOENT) alone would say nothing. */
+        snprintf(g.probe_why, sizeof(g.probe_why),
+                 "none in the fd store (thpguard-writer-groups, the unit's ExecStartPre=, logged why)");
         *ret = g;
         return 1;
 }
