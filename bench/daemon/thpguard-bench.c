@@ -1286,6 +1286,18 @@ static bool mode_in_force(int c, const char *state) {
 }
 
 /*
+ * ", joined 1.6 ms after startup" taken out of a write source line: the
+ * time differs from start to start, and the rounds' lines are compared to
+ * tell that every round ran in the same mode.
+ */
+static void drop_join_time(char *line) {
+        char *join = strstr(line, ", joined "), *end = join ? strstr(join, " after startup") : NULL;
+
+        if (end)
+                memmove(join, end + strlen(" after startup"), strlen(end + strlen(" after startup")) + 1);
+}
+
+/*
  * What a corrector runs as, read once it is READY=1 and before its round:
  * its effective capabilities, whether it holds a fanotify group, and the
  * line its log has about the write source. Starts with '!' if attribution
@@ -1313,6 +1325,7 @@ static void corrector_state(int c, pid_t pid, const char *logname, char *out, si
                         break;
                 usleep(10000);
         }
+        drop_join_time(line);
         fan = holds_fanotify(pid);
         snprintf(out, size,
                  "%sCapEff %016llx (CAP_SYS_ADMIN %s, in bounding set %s), fanotify group %s; log: %s",
