@@ -485,10 +485,9 @@ void daemon_corrector_fight(Daemon *d, bool on) {
 }
 
 void daemon_corrector_init(Corrector *c) {
-        *c = (Corrector){ .outcome_fd = -EBADF,
-                          .wake_fd = -EBADF,
-                          .locked.ratelimit =
-                              RATELIMIT_INIT(CORRECTOR_RATELIMIT_INTERVAL_USEC, CORRECTOR_RATELIMIT_BURST) };
+        /* Not a nested designator: gcc 10 (the floor) warns of the fields it leaves out. */
+        *c = (Corrector){ .outcome_fd = -EBADF, .wake_fd = -EBADF };
+        c->locked.ratelimit = RATELIMIT_INIT(CORRECTOR_RATELIMIT_INTERVAL_USEC, CORRECTOR_RATELIMIT_BURST);
 }
 
 void corrector_knob_init(CorrectorKnob *k) {
