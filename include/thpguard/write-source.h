@@ -8,8 +8,8 @@
  *   bpf       the BPF write probe (write-probe.h): every write its hook
  *             sees, through any sysfs mount of any network namespace, with
  *             its writer named from the kernel; inotify beside it
- *   fanotify  the fanotify groups and the writer gate (writer-events.h,
- *             writer-gate.h), and inotify: writes through this sysfs
+ *   fanotify  the fanotify groups and the writer gate (fanotify-groups.h,
+ *             fanotify-gate.h), and inotify: writes through this sysfs
  *             superblock only; a write through another is corrected at the
  *             next recheck, its writer unknown
  *   none      inotify alone: writes through this superblock, no writer named

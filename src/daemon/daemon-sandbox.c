@@ -50,7 +50,7 @@ int daemon_confine_files(Daemon *d) {
 
 /*
  * After the writer gate is started, inside the Landlock domain, so that
- * the filter can let the daemon kill it (writer-gate.h) and nothing else.
+ * the filter can let the daemon kill it (fanotify-gate.h) and nothing else.
  */
 int daemon_confine_syscalls(Daemon *d) {
         char what[128];

@@ -13,7 +13,7 @@
  * joins after the policy is in force (daemon_writers_join()).
  *
  * Else two fanotify groups mark every managed knob file
- * (writer-events.h): the gate (writer-gate.h), a process of its own, holds
+ * (fanotify-groups.h): the gate (fanotify-gate.h), a process of its own, holds
  * each open until it has looked the opener up, and the write group names the
  * pid of every write. The loop reads the write group only when it writes a
  * record, after the correction, and finds the writer among the gate's
@@ -33,9 +33,9 @@
 #include <unistd.h>
 
 #include "daemon-internal.h"
+#include "thpguard/fanotify-groups.h"
 #include "thpguard/fileio.h"
 #include "thpguard/message-ids.h"
-#include "thpguard/writer-events.h"
 
 static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
@@ -250,14 +250,14 @@ static bool pidfd_exited(int pidfd) {
         return poll(&p, 1, 0) > 0;
 }
 
-static void look_up(Daemon *d, TrackedKnob *rt, const WriterEvent *ev) {
+static void look_up(Daemon *d, TrackedKnob *rt, const FanotifyEvent *ev) {
         _cleanup_close_ int rootfd = -EBADF;
         pid_t pid = ev->pid;
 
         safe_close(rt->attribution.writer_dirfd);
         rt->attribution.writer_dirfd = -1;
         /* The gate's answer was read while the writer waited in open(): it is the writer's. */
-        if (d->attribution.gate && writer_gate_find(d->attribution.gate, pid, &rt->attribution.writer))
+        if (d->attribution.gate && fanotify_gate_find(d->attribution.gate, pid, &rt->attribution.writer))
                 return;
         rt->attribution.writer = (Writer){ .pid = pid, .exited = pid > 0 };
         /* Gone when the event was read: /proc/PID may be another process's by now. */
@@ -277,7 +277,7 @@ static void look_up(Daemon *d, TrackedKnob *rt, const WriterEvent *ev) {
         }
 }
 
-static void note_write(Daemon *d, size_t i, const WriterEvent *ev) {
+static void note_write(Daemon *d, size_t i, const FanotifyEvent *ev) {
         TrackedKnob *rt = &d->knobs[i];
         char label[WRITER_LABEL_MAX];
 
@@ -296,9 +296,9 @@ static void drain(Daemon *d) {
 
         while ((n = read(d->attribution.write_fd, buf, sizeof(buf))) > 0) {
                 size_t offset = 0;
-                WriterEvent ev;
+                FanotifyEvent ev;
 
-                while (writer_events_next(buf, (size_t)n, &offset, &ev) > 0) {
+                while (fanotify_groups_next(buf, (size_t)n, &offset, &ev) > 0) {
                         struct stat st;
                         size_t i = SIZE_MAX;
 
@@ -342,7 +342,7 @@ int daemon_writers_open_notice_fd(const Daemon *d) {
 }
 
 pid_t daemon_writers_gate_pid(const Daemon *d) {
-        return d->attribution.gate ? writer_gate_pid(d->attribution.gate) : 0;
+        return d->attribution.gate ? fanotify_gate_pid(d->attribution.gate) : 0;
 }
 
 const WriterTallies *daemon_writers_tallies(const Daemon *d, size_t i) {
@@ -362,7 +362,7 @@ void daemon_writers_init(WriterAttribution *a) {
                                   .gate_fd = -EBADF,
                                   .open_notice_fd = -EBADF,
                                   .open_notice_write_fd = -EBADF };
-        writer_groups_init(&a->stored);
+        write_source_fds_init(&a->stored);
 }
 
 void knob_attribution_init(KnobAttribution *a) {
@@ -462,9 +462,9 @@ void daemon_writers_mark(Daemon *d, size_t i) {
                 return;
         }
         /* The probe's filter holds every knob already: its records are matched by inode. */
-        r = d->attribution.probe ? 0 : writer_events_mark(d->attribution.write_fd, rt->file.fd);
+        r = d->attribution.probe ? 0 : fanotify_groups_mark(d->attribution.write_fd, rt->file.fd);
         if (r >= 0 && d->attribution.gate)
-                r = writer_gate_mark(d->attribution.gate, rt->file.fd);
+                r = fanotify_gate_mark(d->attribution.gate, rt->file.fd);
         if (r < 0) {
                 LogField f[] = { { "THPGUARD_KNOB", rt->path } };
 
@@ -482,17 +482,17 @@ void daemon_writers_mark(Daemon *d, size_t i) {
 
 /* The gate is gone: its group closed, nobody is held; writers are looked up after their write from now on.
  */
-static void gate_lost(Daemon *d, WriterGateHealth h) {
-        WriterGateCounters c;
+static void gate_lost(Daemon *d, FanotifyGateHealth h) {
+        FanotifyGateCounters c;
 
-        writer_gate_counters(d->attribution.gate, &c);
+        fanotify_gate_counters(d->attribution.gate, &c);
         log_plain(&d->log, LOG_WARNING,
                   "the writer gate (pid %d) %s after %" PRIu64
                   " opens; writers are now looked up after their write, and one that exits at once is "
                   "named by pid only",
-                  (int)writer_gate_pid(d->attribution.gate),
-                  h == WRITER_GATE_STALLED ? "stopped answering (stopped, traced or stuck) and was killed"
-                                           : "exited",
+                  (int)fanotify_gate_pid(d->attribution.gate),
+                  h == FANOTIFY_GATE_STALLED ? "stopped answering (stopped, traced or stuck) and was killed"
+                                             : "exited",
                   c.opens);
         d->attribution.gate_counters = c;
         d->attribution.gate_lost = true;
@@ -500,9 +500,9 @@ static void gate_lost(Daemon *d, WriterGateHealth h) {
         d->attribution.gate_exit_source = event_source_disable_unref(d->attribution.gate_exit_source);
         d->attribution.gate_queue_source = event_source_disable_unref(d->attribution.gate_queue_source);
         d->attribution.gate_timer = event_source_disable_unref(d->attribution.gate_timer);
-        writer_gate_stop(d->attribution.gate);
-        d->attribution.gate_unreaped = writer_gate_unreaped(d->attribution.gate);
-        d->attribution.gate = writer_gate_free(d->attribution.gate);
+        fanotify_gate_stop(d->attribution.gate);
+        d->attribution.gate_unreaped = fanotify_gate_unreaped(d->attribution.gate);
+        d->attribution.gate = fanotify_gate_free(d->attribution.gate);
         /* The killed gate's exit is a SIGCHLD to come: kept for that, then no more. */
         if (!d->attribution.gate_unreaped)
                 d->attribution.gate_child_source =
@@ -512,24 +512,24 @@ static void gate_lost(Daemon *d, WriterGateHealth h) {
 static int on_gate_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Daemon *d = userdata;
 
-        gate_lost(d, WRITER_GATE_EXITED);
+        gate_lost(d, FANOTIFY_GATE_EXITED);
         return 0;
 }
 
 static int on_gate_child(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Daemon *d = userdata;
-        WriterGateHealth h;
+        FanotifyGateHealth h;
 
         if (!d->attribution.gate) {
-                if (d->attribution.gate_unreaped && writer_gate_reap(d->attribution.gate_unreaped) == 0) {
+                if (d->attribution.gate_unreaped && fanotify_gate_reap(d->attribution.gate_unreaped) == 0) {
                         d->attribution.gate_unreaped = 0;
                         d->attribution.gate_child_source =
                             event_source_disable_unref(d->attribution.gate_child_source);
                 }
                 return 0;
         }
-        h = writer_gate_child_changed(d->attribution.gate);
-        if (h != WRITER_GATE_RUNNING)
+        h = fanotify_gate_child_changed(d->attribution.gate);
+        if (h != FANOTIFY_GATE_RUNNING)
                 gate_lost(d, h);
         return 0;
 }
@@ -540,7 +540,7 @@ static void gate_watch_failed(Daemon *d, int r) {
         log_error_errno(&d->log, r, "cannot watch the writer gate; exiting");
 }
 
-/* Opens wait for the gate: not watched again until they have had WRITER_GATE_STALL_USEC. */
+/* Opens wait for the gate: not watched again until they have had FANOTIFY_GATE_STALL_USEC. */
 static int on_gate_queue(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Daemon *d = userdata;
         int r;
@@ -549,7 +549,7 @@ static int on_gate_queue(sd_event_source *s, int fd, uint32_t revents, void *use
         if (r >= 0)
                 r = event_arm_timer(
                     d->attribution.gate_timer,
-                    writer_gate_hold_begin(d->attribution.gate, event_now(d->event, CLOCK_MONOTONIC)));
+                    fanotify_gate_hold_begin(d->attribution.gate, event_now(d->event, CLOCK_MONOTONIC)));
         if (r < 0)
                 gate_watch_failed(d, r);
         return 0;
@@ -557,12 +557,12 @@ static int on_gate_queue(sd_event_source *s, int fd, uint32_t revents, void *use
 
 static int on_gate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
-        WriterGateHealth h;
+        FanotifyGateHealth h;
         uint64_t next = 0;
         int r;
 
-        h = writer_gate_check(d->attribution.gate, usec, &next);
-        if (h != WRITER_GATE_RUNNING) {
+        h = fanotify_gate_check(d->attribution.gate, usec, &next);
+        if (h != FANOTIFY_GATE_RUNNING) {
                 gate_lost(d, h);
                 return 0;
         }
@@ -587,11 +587,11 @@ void daemon_writers_metrics(const Daemon *d, WriterAttributionMetrics *ret) {
                                            .gate_ran = a->gate || a->gate_lost,
                                            .gate = a->gate_counters };
         if (a->gate)
-                writer_gate_counters(a->gate, &ret->gate);
+                fanotify_gate_counters(a->gate, &ret->gate);
 }
 
 /* The one line that says which source is in force, and what it sees; after how long, when it joined late. */
-static void log_write_source(Daemon *d, const WriterGroups *g, const char *when) {
+static void log_write_source(Daemon *d, const WriteSourceFds *g, const char *when) {
         LogField f[] = { { "THPGUARD_WRITE_SOURCE", write_source_to_string(d->attribution.source) },
                          { "THPGUARD_WRITE_PROBE_HOOK", d->attribution.hook } };
 
@@ -641,11 +641,11 @@ static uint32_t own_pid_namespace(void) {
 }
 
 /* What the options and the policy ask for: --write-probe-hook wins over write_probe_hook. */
-static WriterWant wanted(const Daemon *d) {
-        return (WriterWant){ .source = d->options->write_source,
-                             .hook = d->options->write_probe_hook < _WRITE_PROBE_HOOK_MAX
-                                         ? d->options->write_probe_hook
-                                         : d->policy->write_probe_hook };
+static WriteSourceWant wanted(const Daemon *d) {
+        return (WriteSourceWant){ .source = d->options->write_source,
+                                  .hook = d->options->write_probe_hook < _WRITE_PROBE_HOOK_MAX
+                                              ? d->options->write_probe_hook
+                                              : d->policy->write_probe_hook };
 }
 
 void daemon_writers_begin(Daemon *d) {
@@ -653,7 +653,7 @@ void daemon_writers_begin(Daemon *d) {
 
         d->attribution.self_pid = getpid();
         d->attribution.self_pidns = own_pid_namespace();
-        r = writer_groups_take_stored(&d->attribution.stored);
+        r = write_source_fds_take_stored(&d->attribution.stored);
         if (r > 0) {
                 d->attribution.have_stored = true;
                 return;
@@ -661,7 +661,7 @@ void daemon_writers_begin(Daemon *d) {
         if (d->options->write_source == WRITE_SOURCE_NONE)
                 return;
         d->attribution.loader_started_usec = now_usec(CLOCK_MONOTONIC);
-        r = writer_loader_start(d->sysfs->thp_dir, &d->attribution.loader);
+        r = write_source_loader_start(d->sysfs->thp_dir, &d->attribution.loader);
         if (r < 0) {
                 d->attribution.stored.probe_error = d->attribution.stored.write_fd =
                     d->attribution.stored.open_fd = r;
@@ -671,7 +671,7 @@ void daemon_writers_begin(Daemon *d) {
 }
 
 /* g made the daemon's: the probe mapped, or the groups kept; the startup line says which. */
-static void install(Daemon *d, WriterGroups *g, const char *when) {
+static void install(Daemon *d, WriteSourceFds *g, const char *when) {
         if (g->probe_error == 0) {
                 WriteProbeFds fds = g->probe;
                 int r;
@@ -695,13 +695,13 @@ static void install(Daemon *d, WriterGroups *g, const char *when) {
                                 : d->attribution.write_fd >= 0 ? WRITE_SOURCE_FANOTIFY
                                                                : WRITE_SOURCE_NONE;
         log_write_source(d, g, when);
-        writer_groups_close(g);
+        write_source_fds_close(g);
         if (d->attribution.source != WRITE_SOURCE_FANOTIFY)
                 return;
         if (d->attribution.gate_fd == -ENOENT) /* the store gave the write group alone */
                 log_plain(
                     &d->log, LOG_INFO,
-                    "no fanotify open group was passed in (thpguard-writer-groups said why): writers are "
+                    "no fanotify open group was passed in (thpguard-write-source said why): writers are "
                     "looked up after their write, and one that exits at once is named by pid only");
         else if (d->attribution.gate_fd < 0)
                 log_plain(&d->log, LOG_INFO,
@@ -729,20 +729,20 @@ static int on_loader_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
 }
 
 int daemon_writers_start(Daemon *d) {
-        WriterWant want = wanted(d);
+        WriteSourceWant want = wanted(d);
         char why[512];
         int r;
 
         if (d->attribution.have_stored) {
                 if (want.source == WRITE_SOURCE_NONE) {
-                        writer_groups_close(&d->attribution.stored);
+                        write_source_fds_close(&d->attribution.stored);
                         snprintf(d->attribution.stored.probe_why, sizeof(d->attribution.stored.probe_why),
                                  "--write-source=none");
                         d->attribution.stored.write_fd = -ENOENT;
-                } else if (writer_groups_match(&d->attribution.stored, &want, why, sizeof(why)) < 0) {
+                } else if (write_source_fds_match(&d->attribution.stored, &want, why, sizeof(why)) < 0) {
                         log_plain(
                             &d->log, LOG_ERR,
-                            "not starting: %s; give thpguard-writer-groups (the unit's ExecStartPre=) the "
+                            "not starting: %s; give thpguard-write-source (the unit's ExecStartPre=) the "
                             "same --write-source and --write-probe-hook, or neither",
                             why);
                         return -EMEDIUMTYPE;
@@ -753,16 +753,17 @@ int daemon_writers_start(Daemon *d) {
                 d->attribution.have_stored = false;
                 return 0;
         }
-        r = writer_loader_request(d->attribution.loader, &want);
+        r = write_source_loader_request(d->attribution.loader, &want);
         if (r >= 0)
                 r = sd_event_add_io(d->event, &d->attribution.loader_source,
-                                    writer_loader_fd(d->attribution.loader), EPOLLIN, on_loader_answer, d);
+                                    write_source_loader_fd(d->attribution.loader), EPOLLIN, on_loader_answer,
+                                    d);
         if (r >= 0)
                 r = event_add_time_relative(d->event, &d->attribution.loader_timer, CLOCK_MONOTONIC,
                                             LOADER_TIMEOUT_USEC, USEC_PER_SEC, on_loader_timeout, d);
         if (r < 0) {
                 /* Not fatal: enforcement needs none of it. */
-                d->attribution.loader = writer_loader_free(d->attribution.loader);
+                d->attribution.loader = write_source_loader_free(d->attribution.loader);
                 d->attribution.stored.probe_error = d->attribution.stored.write_fd =
                     d->attribution.stored.open_fd = r;
                 snprintf(d->attribution.stored.probe_why, sizeof(d->attribution.stored.probe_why),
@@ -776,21 +777,21 @@ int daemon_writers_start(Daemon *d) {
 }
 
 int daemon_writers_join(Daemon *d) {
-        WriterGroups g;
+        WriteSourceFds g;
         char when[64];
         int r;
 
         d->attribution.loader_answered = false;
-        r = writer_loader_finish(d->attribution.loader, &g);
+        r = write_source_loader_finish(d->attribution.loader, &g);
         if (r == -EAGAIN) {
                 /* The timer: the loader never answered; killed. */
-                writer_groups_init(&g);
+                write_source_fds_init(&g);
                 g.probe_error = g.write_fd = g.open_fd = -ETIMEDOUT;
                 snprintf(g.probe_why, sizeof(g.probe_why),
                          "the loading process did not answer within %llu s",
                          (unsigned long long)(LOADER_TIMEOUT_USEC / USEC_PER_SEC));
         }
-        d->attribution.loader = writer_loader_free(d->attribution.loader);
+        d->attribution.loader = write_source_loader_free(d->attribution.loader);
         d->attribution.loader_source = event_source_disable_unref(d->attribution.loader_source);
         d->attribution.loader_timer = event_source_disable_unref(d->attribution.loader_timer);
         snprintf(when, sizeof(when), ", joined %.1f ms after startup",
@@ -800,7 +801,7 @@ int daemon_writers_join(Daemon *d) {
         daemon_corrector_stop(d);
         pthread_mutex_lock(&d->lock);
         install(d, &g, when);
-        r = daemon_setup_writer_gate(d);
+        r = daemon_setup_fanotify_gate(d);
         if (r >= 0)
                 r = daemon_confine_syscalls(d);
         if (r >= 0) {
@@ -815,7 +816,7 @@ int daemon_writers_join(Daemon *d) {
         return r;
 }
 
-int daemon_setup_writer_gate(Daemon *d) {
+int daemon_setup_fanotify_gate(Daemon *d) {
         int notice[2], r;
 
         if (d->attribution.gate_fd < 0)
@@ -830,23 +831,23 @@ int daemon_setup_writer_gate(Daemon *d) {
                 d->attribution.gate_fd = -1;
                 return log_error_errno(&d->log, r, "cannot handle SIGCHLD for the writer gate");
         }
-        (void)sd_event_source_set_description(d->attribution.gate_child_source, "writer-gate-child");
-        /* Its notice of each foreign open, for the corrector thread (writer-gate.h says why). */
+        (void)sd_event_source_set_description(d->attribution.gate_child_source, "fanotify-gate-child");
+        /* Its notice of each foreign open, for the corrector thread (fanotify-gate.h says why). */
         if (pipe2(notice, O_CLOEXEC | O_NONBLOCK) < 0)
                 notice[0] = notice[1] = -1; /* attribution works without: the correction is as fast as off */
         d->attribution.open_notice_fd = notice[0];
         d->attribution.open_notice_write_fd = notice[1];
         /* After the capabilities are gone: the gate inherits ours. */
-        r = writer_gate_new(d->attribution.gate_fd, notice[1], d->proc_root, d->attribution.self_pid,
-                            &d->attribution.gate);
+        r = fanotify_gate_new(d->attribution.gate_fd, notice[1], d->proc_root, d->attribution.self_pid,
+                              &d->attribution.gate);
         d->attribution.gate_fd = -1; /* the gate's, even on failure */
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot start the writer gate");
         r = sd_event_add_io(d->event, &d->attribution.gate_exit_source,
-                            writer_gate_exit_fd(d->attribution.gate), EPOLLIN, on_gate_exit, d);
+                            fanotify_gate_exit_fd(d->attribution.gate), EPOLLIN, on_gate_exit, d);
         if (r >= 0)
                 r = sd_event_add_io(d->event, &d->attribution.gate_queue_source,
-                                    writer_gate_queue_fd(d->attribution.gate), EPOLLIN, on_gate_queue, d);
+                                    fanotify_gate_queue_fd(d->attribution.gate), EPOLLIN, on_gate_queue, d);
         /* Armed by the first open to wait: none yet. */
         if (r >= 0)
                 r = sd_event_add_time(d->event, &d->attribution.gate_timer, CLOCK_MONOTONIC, 0,
@@ -855,24 +856,24 @@ int daemon_setup_writer_gate(Daemon *d) {
                 r = sd_event_source_set_enabled(d->attribution.gate_timer, SD_EVENT_OFF);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot watch the writer gate");
-        (void)sd_event_source_set_description(d->attribution.gate_exit_source, "writer-gate-exit");
-        (void)sd_event_source_set_description(d->attribution.gate_queue_source, "writer-gate-queue");
-        (void)sd_event_source_set_description(d->attribution.gate_timer, "writer-gate-check");
+        (void)sd_event_source_set_description(d->attribution.gate_exit_source, "fanotify-gate-exit");
+        (void)sd_event_source_set_description(d->attribution.gate_queue_source, "fanotify-gate-queue");
+        (void)sd_event_source_set_description(d->attribution.gate_timer, "fanotify-gate-check");
         return 0;
 }
 
 void daemon_writers_free(Daemon *d) {
         d->attribution.loader_source = event_source_disable_unref(d->attribution.loader_source);
         d->attribution.loader_timer = event_source_disable_unref(d->attribution.loader_timer);
-        d->attribution.loader = writer_loader_free(d->attribution.loader);
-        writer_groups_close(&d->attribution.stored);
+        d->attribution.loader = write_source_loader_free(d->attribution.loader);
+        write_source_fds_close(&d->attribution.stored);
         d->attribution.probe = write_probe_free(d->attribution.probe);
         d->attribution.probe_lost_timer = event_source_disable_unref(d->attribution.probe_lost_timer);
         d->attribution.gate_exit_source = event_source_disable_unref(d->attribution.gate_exit_source);
         d->attribution.gate_queue_source = event_source_disable_unref(d->attribution.gate_queue_source);
         d->attribution.gate_timer = event_source_disable_unref(d->attribution.gate_timer);
         d->attribution.gate_child_source = event_source_disable_unref(d->attribution.gate_child_source);
-        d->attribution.gate = writer_gate_free(d->attribution.gate);
+        d->attribution.gate = fanotify_gate_free(d->attribution.gate);
         safe_close(d->attribution.gate_fd);
         safe_close(d->attribution.write_fd);
         safe_close(d->attribution.open_notice_fd);

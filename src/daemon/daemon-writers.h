@@ -21,11 +21,11 @@
 #include <systemd/sd-event.h>
 
 #include "thpguard/compliance.h"
+#include "thpguard/fanotify-gate.h"
 #include "thpguard/write-probe-record.h"
 #include "thpguard/write-probe.h"
+#include "thpguard/write-source-fds.h"
 #include "thpguard/write-source.h"
-#include "thpguard/writer-gate.h"
-#include "thpguard/writer-groups.h"
 #include "thpguard/writer.h"
 
 typedef struct Daemon Daemon;
@@ -59,9 +59,9 @@ typedef struct KnobAttribution {
 } KnobAttribution;
 
 typedef struct WriterAttribution {
-        WriteSource source;  /* in force: bpf, fanotify or none */
-        char hook[16];       /* the probe's: "fexit", "kprobe" or "syscall-exit"; "" */
-        WriterGroups stored; /* what the service's fd store passed in, until daemon_writers_start() */
+        WriteSource source;    /* in force: bpf, fanotify or none */
+        char hook[16];         /* the probe's: "fexit", "kprobe" or "syscall-exit"; "" */
+        WriteSourceFds stored; /* what the service's fd store passed in, until daemon_writers_start() */
         bool have_stored;
         /*
          * Where nothing was stored: the loader forked by daemon_new() while
@@ -70,7 +70,7 @@ typedef struct WriterAttribution {
          * (daemon_writers_join()). Until then inotify and the corrector
          * enforce as ever; nobody is named.
          */
-        WriterLoader *loader;
+        WriteSourceLoader *loader;
         sd_event_source *loader_source, *loader_timer;
         bool loader_answered;         /* in, or given up on: join at the end of this dispatch */
         uint64_t loader_started_usec; /* CLOCK_MONOTONIC */
@@ -82,21 +82,21 @@ typedef struct WriterAttribution {
         uint64_t probe_lost_logged_usec;   /* CLOCK_MONOTONIC of that line; 0: none yet */
         sd_event_source *probe_lost_timer; /* the next line, held back by its rate limit: when it is due */
         int write_fd;                      /* the write group, read when a record is written */
-        int gate_fd;      /* the open group: opened by daemon_new() while it may, taken by the gate */
-        WriterGate *gate; /* NULL: none, or it was lost */
+        int gate_fd;        /* the open group: opened by daemon_new() while it may, taken by the gate */
+        FanotifyGate *gate; /* NULL: none, or it was lost */
         /*
-         * The gate's notice of each foreign open (writer_gate_new()), read
+         * The gate's notice of each foreign open (fanotify_gate_new()), read
          * by the corrector thread; -1: none. Both ends stay open while the
          * daemon lives, so a lost gate leaves a pipe that is merely quiet.
          */
         int open_notice_fd, open_notice_write_fd;
-        WriterGateCounters gate_counters; /* a lost gate's last */
+        FanotifyGateCounters gate_counters; /* a lost gate's last */
         bool gate_lost;
         pid_t gate_unreaped; /* a lost gate not reaped yet (its tracer holds its zombie); 0: none */
         /*
          * Its supervision, none of which wakes an idle daemon: its exit, its
          * stop (SIGCHLD), and its group turning readable, which arms the
-         * one-shot gate_timer while opens wait (writer-gate.h).
+         * one-shot gate_timer while opens wait (fanotify-gate.h).
          */
         sd_event_source *gate_exit_source, *gate_child_source, *gate_queue_source, *gate_timer;
         bool overflow_logged;
@@ -108,9 +108,9 @@ typedef struct WriterAttributionMetrics {
         const char *hook; /* "" if none or unknown */
         bool probe;       /* the BPF write probe is in force */
         uint64_t probe_lost;
-        bool gate_up;            /* the writer gate runs */
-        bool gate_ran;           /* a writer gate ran at some time: gate holds its counters */
-        WriterGateCounters gate; /* the running gate's, or the lost one's last */
+        bool gate_up;              /* the writer gate runs */
+        bool gate_ran;             /* a writer gate ran at some time: gate holds its counters */
+        FanotifyGateCounters gate; /* the running gate's, or the lost one's last */
 } WriterAttributionMetrics;
 
 /* What one take of the probe's records says of knob i (daemon_writers_take_records()). */
@@ -157,7 +157,7 @@ bool daemon_writers_answered(const Daemon *d);
  */
 int daemon_writers_join(Daemon *d);
 /* The writer gate started on the open group, where there is one. */
-int daemon_setup_writer_gate(Daemon *d);
+int daemon_setup_fanotify_gate(Daemon *d);
 void daemon_writers_free(Daemon *d);
 
 /* Attribution is on: some source names writers. */

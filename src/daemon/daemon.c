@@ -787,7 +787,7 @@ int daemon_start(Daemon *d) {
         if (r >= 0)
                 r = daemon_writers_start(d);
         if (r >= 0 && !daemon_writers_loading(d))
-                r = daemon_setup_writer_gate(d);
+                r = daemon_setup_fanotify_gate(d);
         if (r >= 0 && !daemon_writers_loading(d))
                 r = daemon_confine_syscalls(d);
         if (r < 0)

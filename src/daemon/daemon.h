@@ -31,7 +31,7 @@ typedef struct Daemon Daemon;
 /*
  * Everything that does not depend on the policy: the sysfs root, the event
  * loop, the knobs' watch, the write source the service's fd store passed
- * in or else the loader that will load it (writer-groups.h); then every
+ * in or else the loader that will load it (write-source-fds.h); then every
  * privilege dropped. o must outlive the daemon. Each failure is logged.
  */
 int daemon_new(const DaemonOptions *o, const Logger *log, Daemon **ret);

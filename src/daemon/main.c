@@ -25,7 +25,7 @@
 #include "thpguard/policy.h"
 #include "thpguard/sandbox.h"
 #include "thpguard/sysfs.h"
-#include "thpguard/writer-groups.h"
+#include "thpguard/write-source-fds.h"
 #include "verify-report.h"
 
 #ifndef THPGUARD_VERSION
@@ -305,7 +305,7 @@ static int open_policy_and_sysfs(const Args *a, Policy **ret_policy, Sysfs **ret
  * its write_probe_hook) is read.
  */
 typedef struct VerifyWriteSource {
-        WriterLoader *loader;
+        WriteSourceLoader *loader;
         WriteSource source;
         char detail[512];
 } VerifyWriteSource;
@@ -317,36 +317,36 @@ static void start_write_source_probe(const Args *a, VerifyWriteSource *ret) {
         *ret = (VerifyWriteSource){ .source = WRITE_SOURCE_NONE };
         r = path_join_root(a->sysfs_root, "kernel/mm/transparent_hugepage", thp_dir, sizeof(thp_dir));
         if (r >= 0)
-                r = writer_loader_start(thp_dir, &ret->loader);
+                r = write_source_loader_start(thp_dir, &ret->loader);
         if (r < 0)
                 snprintf(ret->detail, sizeof(ret->detail), "cannot start the loading process: %s",
                          strerror(-r));
 }
 
 static void finish_write_source_probe(const Args *a, const Policy *p, VerifyWriteSource *ws) {
-        WriterWant want = { .source = a->write_source,
-                            .hook = a->write_probe_hook < _WRITE_PROBE_HOOK_MAX ? a->write_probe_hook
-                                                                                : p->write_probe_hook };
+        WriteSourceWant want = { .source = a->write_source,
+                                 .hook = a->write_probe_hook < _WRITE_PROBE_HOOK_MAX ? a->write_probe_hook
+                                                                                     : p->write_probe_hook };
         struct pollfd pfd;
-        WriterGroups g;
+        WriteSourceFds g;
         int r;
 
         if (!ws->loader)
                 return;
-        r = writer_loader_request(ws->loader, &want);
+        r = write_source_loader_request(ws->loader, &want);
         if (r >= 0) {
-                pfd = (struct pollfd){ .fd = writer_loader_fd(ws->loader), .events = POLLIN };
-                r = poll(&pfd, 1, 30 * 1000) > 0 ? writer_loader_finish(ws->loader, &g) : -ETIMEDOUT;
+                pfd = (struct pollfd){ .fd = write_source_loader_fd(ws->loader), .events = POLLIN };
+                r = poll(&pfd, 1, 30 * 1000) > 0 ? write_source_loader_finish(ws->loader, &g) : -ETIMEDOUT;
         }
-        ws->loader = writer_loader_free(ws->loader);
+        ws->loader = write_source_loader_free(ws->loader);
         if (r < 0) {
                 snprintf(ws->detail, sizeof(ws->detail), "the loading process did not answer: %s",
                          strerror(-r));
                 return;
         }
-        ws->source = writer_groups_source(&g);
+        ws->source = write_source_fds_source(&g);
         snprintf(ws->detail, sizeof(ws->detail), "%s", g.probe_why);
-        writer_groups_close(&g);
+        write_source_fds_close(&g);
 }
 
 static int run_verify(const Args *a, VerifyWriteSource *ws) {
@@ -562,7 +562,7 @@ int main(int argc, char **argv) {
         case ACTION_VERIFY: {
                 int rc = run_verify(&a, &ws);
 
-                writer_loader_free(ws.loader);
+                write_source_loader_free(ws.loader);
                 return rc;
         }
         case ACTION_ONCE:

@@ -15,9 +15,9 @@
 #include <stdio.h>
 
 #include "thpguard/diag.h"
+#include "thpguard/fanotify-gate.h"
 #include "thpguard/metrics-kernel.h"
 #include "thpguard/policy.h"
-#include "thpguard/writer-gate.h"
 #include "thpguard/writer.h"
 #include "trigger.h"
 
@@ -50,7 +50,7 @@ typedef struct MetricsSnapshot {
         bool write_probe;              /* the BPF write probe is in force: its lost records are exported */
         uint64_t write_probe_lost;     /* records its ring had no room for, since startup */
         bool gate_up;                  /* the writer gate runs */
-        const WriterGateCounters *gate; /* NULL: no writer gate ever ran */
+        const FanotifyGateCounters *gate; /* NULL: no writer gate ever ran */
 } MetricsSnapshot;
 
 /* The whole exposition, every family with # HELP and # TYPE. Returns 0 or -EIO. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * thpguard-writer-groups: run by thpguardd.service as ExecStartPre=-+, with
+ * thpguard-write-source: run by thpguardd.service as ExecStartPre=-+, with
  * the privileges the daemon does not get. Loads the BPF write probe, or
  * where it cannot opens the writer attribution's two fanotify groups, and
  * leaves them in the service's file descriptor store, where systemd hands
@@ -22,10 +22,10 @@
 #include "thpguard/capability.h"
 #include "thpguard/diag.h"
 #include "thpguard/policy.h"
-#include "thpguard/writer-groups.h"
+#include "thpguard/write-source-fds.h"
 
 static void usage(FILE *f) {
-        fprintf(f, "Usage: thpguard-writer-groups [--config FILE] [--write-source=auto|bpf|fanotify|none]\n"
+        fprintf(f, "Usage: thpguard-write-source [--config FILE] [--write-source=auto|bpf|fanotify|none]\n"
                    "                              [--write-probe-hook=auto|fexit|kprobe|syscall-exit]\n"
                    "Run by thpguardd.service (ExecStartPre=): loads thpguardd's write source into the\n"
                    "service's file descriptor store. The hook is --write-probe-hook, else the policy's\n"
@@ -80,9 +80,9 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        WriterWant want = { .source = WRITE_SOURCE_AUTO, .hook = _WRITE_PROBE_HOOK_MAX };
+        WriteSourceWant want = { .source = WRITE_SOURCE_AUTO, .hook = _WRITE_PROBE_HOOK_MAX };
         const char *config = NULL;
-        WriterGroups g;
+        WriteSourceFds g;
         int c, r;
 
         while ((c = getopt_long(argc, argv, "c:h", options, NULL)) >= 0)
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
                 case 's':
                         if (write_source_from_string(optarg, &want.source) < 0) {
                                 fprintf(stderr,
-                                        "thpguard-writer-groups: --write-source: invalid value '%s'\n",
+                                        "thpguard-write-source: --write-source: invalid value '%s'\n",
                                         optarg);
                                 return 2;
                         }
@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
                 case 'k':
                         if (write_probe_hook_from_string(optarg, &want.hook) < 0) {
                                 fprintf(stderr,
-                                        "thpguard-writer-groups: --write-probe-hook: invalid value '%s'\n",
+                                        "thpguard-write-source: --write-probe-hook: invalid value '%s'\n",
                                         optarg);
                                 return 2;
                         }
@@ -121,27 +121,27 @@ int main(int argc, char **argv) {
                 want.hook = config ? policy_hook(config) : WRITE_PROBE_HOOK_AUTO;
         if (want.source == WRITE_SOURCE_NONE)
                 return 0;
-        r = writer_groups_store(&want, &g);
+        r = write_source_fds_store(&want, &g);
         if (r == 0 && g.probe_error == 0)
                 return 0;
         if (g.probe_error < 0)
                 fprintf(stderr,
-                        "thpguard-writer-groups: no BPF write probe: %s; fanotify names writers instead\n",
+                        "thpguard-write-source: no BPF write probe: %s; fanotify names writers instead\n",
                         g.probe_why);
         if (r == 0)
                 return 0;
         if (g.probe_error == 0)
-                fprintf(stderr, "thpguard-writer-groups: cannot pass the BPF write probe to thpguardd: %s\n",
+                fprintf(stderr, "thpguard-write-source: cannot pass the BPF write probe to thpguardd: %s\n",
                         strerror(-r));
         else if (g.write_fd < 0)
                 fprintf(
                     stderr,
-                    "thpguard-writer-groups: no write group for thpguardd: %s; writer attribution is off\n",
+                    "thpguard-write-source: no write group for thpguardd: %s; writer attribution is off\n",
                     strerror(-g.write_fd));
         else
                 fprintf(
                     stderr,
-                    "thpguard-writer-groups: no open group for thpguardd: %s; one-shot writers are named by "
+                    "thpguard-write-source: no open group for thpguardd: %s; one-shot writers are named by "
                     "pid only\n",
                     strerror(-g.open_fd));
         /* ENOTCONN: not run by systemd; nothing was left anywhere. */

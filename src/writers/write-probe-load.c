@@ -2,7 +2,7 @@
 /*
  * The privileged half of the BPF write probe (write-probe.h): load, fill
  * the knob filter, attach, and hand back the link, the ring and the config
- * map. Run once, by thpguard-writer-groups (the unit's ExecStartPre=+) or
+ * map. Run once, by thpguard-write-source (the unit's ExecStartPre=+) or
  * by the daemon before it drops, never again: the daemon only reads the
  * ring and writes the config map, both mapped.
  *
@@ -31,7 +31,7 @@
  * libbpf's messages go to the caller's debug log, and the last line of a
  * refused load (the verifier's verdict, or libbpf's own reason) is kept
  * for the reason the probe is missing. This runs in the loading process
- * alone (a child of the daemon's, or thpguard-writer-groups): one at a time.
+ * alone (a child of the daemon's, or thpguard-write-source): one at a time.
  */
 static char last_message[160];
 

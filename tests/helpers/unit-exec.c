@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "thpguard/writer-groups.h"
+#include "thpguard/write-source-fds.h"
 
 int main(int argc, char **argv) {
-        WriterWant want = { .source = WRITE_SOURCE_AUTO, .hook = WRITE_PROBE_HOOK_AUTO };
+        WriteSourceWant want = { .source = WRITE_SOURCE_AUTO, .hook = WRITE_PROBE_HOOK_AUTO };
         const char *names;
-        WriterGroups g;
+        WriteSourceFds g;
         char pid[32], count[16];
         int fds[4], n;
 
@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
                         "[ARG...]\n");
                 return 2;
         }
-        writer_groups_open(&want, "/sys/kernel/mm/transparent_hugepage", &g);
+        write_source_fds_open(&want, "/sys/kernel/mm/transparent_hugepage", &g);
         if (g.probe_error == 0) {
                 fds[0] = g.probe.ring_fd;
                 fds[1] = g.probe.link_fd;
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
                 fds[0] = g.write_fd;
                 fds[1] = g.open_fd;
                 n = 2;
-                names = WRITER_GROUP_FDNAME_WRITE ":" WRITER_GROUP_FDNAME_OPEN;
+                names = WRITE_SOURCE_FDNAME_WRITE ":" WRITE_SOURCE_FDNAME_OPEN;
         } else {
                 fprintf(stderr,
                         "unit-exec: no BPF write probe (%s), and cannot open the fanotify groups: %s\n",

@@ -156,7 +156,7 @@ restarted() {
         # The daemon empties the store at once, so nothing in it outlives the
         # old daemon: the unit's ExecStartPre= loads the source again, and says so.
         loads=$(loader_lines | wc -l)
-        [ "$loads" -gt "$n_loads" ] || fail "$name: thpguard-writer-groups (ExecStartPre=) did not run again"
+        [ "$loads" -gt "$n_loads" ] || fail "$name: thpguard-write-source (ExecStartPre=) did not run again"
         n_loads=$loads
         echo "    $name: MainPID $old_pid -> $pid, $(pkg_inside readlink "/proc/$pid/exe"); it holds $groups fanotify" \
                 "groups, the store is empty again; ExecStartPre= loaded them again ($(loader_lines | tail -n 1 | cut -c1-60)...);" \
@@ -169,12 +169,12 @@ restarted() {
                 "$(jq -r '.longest[0].write_usec' "$results/drift-$name.json") us"
 }
 loader_lines() { # what the unit's ExecStartPre= said, a line each start
-        pkg_inside journalctl --no-pager -o cat _SYSTEMD_UNIT=thpguardd.service SYSLOG_IDENTIFIER=thpguard-writer-groups
+        pkg_inside journalctl --no-pager -o cat _SYSTEMD_UNIT=thpguardd.service SYSLOG_IDENTIFIER=thpguard-write-source
 }
 
 n_ws=$(write_sources | wc -l)
 n_loads=$(loader_lines | wc -l)
-[ "$n_loads" -gt 0 ] || fail "thpguard-writer-groups (ExecStartPre=) logged nothing at boot"
+[ "$n_loads" -gt 0 ] || fail "thpguard-write-source (ExecStartPre=) logged nothing at boot"
 echo "startup: $(write_sources | tail -n 1)"
 phase baseline 0 sleep 3
 pid=$(pkg_prop thpguardd MainPID)

@@ -13,14 +13,14 @@
 
 #include <cmocka.h>
 
+#include "thpguard/fanotify-groups.h"
 #include "thpguard/fileio.h"
-#include "thpguard/writer-events.h"
 #include "thpguard/writer.h"
 
 #define POD "1b2c3d4e-5f60-7a8b-9c0d-e1f2a3b4c5d6"
 #define CID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-/* ---- writer_events_next(): records as a read() of the group returns them ---- */
+/* ---- fanotify_groups_next(): records as a read() of the group returns them ---- */
 
 static size_t put_event(char *buf, size_t at, unsigned event_len, unsigned metadata_len, uint64_t mask,
                         int fd, int pid) {
@@ -41,24 +41,24 @@ static void test_events_next(void **state) {
         const size_t M = sizeof(struct fanotify_event_metadata);
         char buf[256] = {};
         size_t len = 0, offset = 0;
-        WriterEvent ev;
+        FanotifyEvent ev;
 
         len = put_event(buf, len, M, M, FAN_MODIFY, 7, 4242);
         /* An info record after the metadata (FAN_REPORT_* groups) is skipped whole. */
         len = put_event(buf, len, M + 16, M, FAN_MODIFY, 8, 4243);
         len = put_event(buf, len, M, M, FAN_Q_OVERFLOW, FAN_NOFD, 0);
 
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 1);
         assert_false(ev.overflow);
         assert_int_equal(ev.pid, 4242);
         assert_int_equal(ev.fd, 7);
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 1);
         assert_int_equal(ev.pid, 4243);
         assert_int_equal(ev.fd, 8);
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 1);
         assert_true(ev.overflow);
         assert_int_equal(ev.fd, -1);
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 0);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 0);
         assert_int_equal(offset, len);
 }
 
@@ -74,7 +74,7 @@ static void test_events_pidfd(void **state) {
         const size_t M = sizeof(struct fanotify_event_metadata);
         char buf[256] = {};
         size_t len = 0, offset = 0;
-        WriterEvent ev;
+        FanotifyEvent ev;
 
         len = put_event(buf, len, M + 8, M, FAN_MODIFY, 7, 4242);
         put_pidfd(buf, M, 9);
@@ -84,52 +84,52 @@ static void test_events_pidfd(void **state) {
         put_pidfd(buf, len - 8, -2); /* FAN_EPIDFD: no pidfd could be made; nothing is known */
         len = put_event(buf, len, M, M, FAN_MODIFY, 11, 4245);
 
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 1);
         assert_int_equal(ev.pid, 4242);
         assert_int_equal(ev.pidfd, 9);
         assert_false(ev.pid_gone);
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 1);
         assert_int_equal(ev.pidfd, -1);
         assert_true(ev.pid_gone);
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 1);
         assert_int_equal(ev.pidfd, -1);
         assert_false(ev.pid_gone);
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 1);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 1);
         assert_int_equal(ev.pid, 4245);
         assert_int_equal(ev.pidfd, -1);
         assert_false(ev.pid_gone);
-        assert_int_equal(writer_events_next(buf, len, &offset, &ev), 0);
+        assert_int_equal(fanotify_groups_next(buf, len, &offset, &ev), 0);
 }
 
 static void test_events_malformed(void **state) {
         const size_t M = sizeof(struct fanotify_event_metadata);
         char buf[256] = {};
         size_t offset;
-        WriterEvent ev;
+        FanotifyEvent ev;
 
         /* Shorter than the metadata. */
         put_event(buf, 0, M, M, FAN_MODIFY, 7, 1);
         offset = 0;
-        assert_int_equal(writer_events_next(buf, M - 1, &offset, &ev), -EBADMSG);
+        assert_int_equal(fanotify_groups_next(buf, M - 1, &offset, &ev), -EBADMSG);
         assert_int_equal(offset, M - 1);
         /* event_len past the buffer. */
         put_event(buf, 0, M + 8, M, FAN_MODIFY, 7, 1);
         offset = 0;
-        assert_int_equal(writer_events_next(buf, M + 4, &offset, &ev), -EBADMSG);
+        assert_int_equal(fanotify_groups_next(buf, M + 4, &offset, &ev), -EBADMSG);
         /* event_len shorter than metadata_len, or metadata_len shorter than the struct: no progress. */
         put_event(buf, 0, M, M, FAN_MODIFY, 7, 1);
         ((struct fanotify_event_metadata *)(void *)buf)->event_len = 0;
         offset = 0;
-        assert_int_equal(writer_events_next(buf, M, &offset, &ev), -EBADMSG);
+        assert_int_equal(fanotify_groups_next(buf, M, &offset, &ev), -EBADMSG);
         put_event(buf, 0, M, 8, FAN_MODIFY, 7, 1);
         offset = 0;
-        assert_int_equal(writer_events_next(buf, M, &offset, &ev), -EBADMSG);
+        assert_int_equal(fanotify_groups_next(buf, M, &offset, &ev), -EBADMSG);
         /* Another metadata version. */
         put_event(buf, 0, M, M, FAN_MODIFY, 7, 1);
         ((struct fanotify_event_metadata *)(void *)buf)->vers = FANOTIFY_METADATA_VERSION + 1;
         offset = 0;
-        assert_int_equal(writer_events_next(buf, M, &offset, &ev), -EBADMSG);
-        assert_int_equal(writer_events_next(buf, M, &offset, &ev), 0);
+        assert_int_equal(fanotify_groups_next(buf, M, &offset, &ev), -EBADMSG);
+        assert_int_equal(fanotify_groups_next(buf, M, &offset, &ev), 0);
 }
 
 /* ---- label, description and fields ---- */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/writer-gate.h"
+#include "thpguard/fanotify-gate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "thpguard/event-util.h"
+#include "thpguard/fanotify-groups.h"
 #include "thpguard/fileio.h"
 #include "thpguard/procfs.h"
 #include "thpguard/sandbox.h"
-#include "thpguard/writer-events.h"
 
 /* The last openers the gate keeps: also its cache, one lookup per process while it lives. */
 #define GATE_SLOTS 64
@@ -47,13 +47,13 @@ typedef struct GateShared {
         GateSlot slot[GATE_SLOTS];
 } GateShared;
 
-struct WriterGate {
+struct FanotifyGate {
         pid_t pid;
         int group_fd; /* ours too, for marks; closed when the gate is gone, which lets held opens go */
         int exit_fd;  /* the read end of a pipe whose write end only the gate holds */
         char proc_root[4096];
         GateShared *shared;
-        uint64_t last_opens; /* answered at writer_gate_hold_begin() or the last check since */
+        uint64_t last_opens; /* answered at fanotify_gate_hold_begin() or the last check since */
         bool killed;         /* SIGKILL sent */
         bool reaped;         /* pid is no process of ours any more: never signalled again */
 };
@@ -83,7 +83,7 @@ typedef struct CmdlineReader {
 
 typedef struct Gate {
         int group_fd, proc_rootfd;
-        int notice_fd; /* writer_gate_new()'s: a byte per foreign open, before it goes on; -1: none */
+        int notice_fd; /* fanotify_gate_new()'s: a byte per foreign open, before it goes on; -1: none */
         pid_t daemon_pid, self_pid;
         GateShared *shared;
         pthread_mutex_t slots_lock; /* the slots have two writers: the gate and its reader */
@@ -247,7 +247,7 @@ static void note_open(Gate *g, int event_fd, uint64_t now) {
         f->paused_fd = dup(event_fd);
         if (f->paused_fd < 0)
                 return;
-        if (writer_events_unmark_gate(g->group_fd, event_fd) < 0) {
+        if (fanotify_groups_unmark_gate(g->group_fd, event_fd) < 0) {
                 close(f->paused_fd);
                 f->paused_fd = -1;
                 return;
@@ -266,7 +266,7 @@ static int resume_marks(Gate *g, uint64_t now) {
                 if (f->paused_fd < 0)
                         continue;
                 if (f->paused_until <= now) {
-                        (void)writer_events_mark_gate(g->group_fd, f->paused_fd);
+                        (void)fanotify_groups_mark_gate(g->group_fd, f->paused_fd);
                         close(f->paused_fd);
                         f->paused_fd = -1;
                         f->opens = 0;
@@ -281,9 +281,9 @@ static int resume_marks(Gate *g, uint64_t now) {
 static void answer_batch(Gate *g, const char *buf, size_t len) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         size_t offset = 0;
-        WriterEvent ev;
+        FanotifyEvent ev;
 
-        while (writer_events_next(buf, len, &offset, &ev) > 0) {
+        while (fanotify_groups_next(buf, len, &offset, &ev) > 0) {
                 if (ev.overflow || ev.fd < 0)
                         continue;
                 if (ev.permission && ev.pid != g->daemon_pid && ev.pid != g->self_pid && ev.pid > 0) {
@@ -294,7 +294,7 @@ static void answer_batch(Gate *g, const char *buf, size_t len) {
                                 (void)!write(g->notice_fd, "o", 1);
                 }
                 if (ev.permission) {
-                        (void)writer_events_allow(g->group_fd, ev.fd);
+                        (void)fanotify_groups_allow(g->group_fd, ev.fd);
                         atomic_fetch_add(&g->shared->opens, 1);
                 }
                 close(ev.fd);
@@ -373,8 +373,9 @@ _Noreturn static void gate_main(int group_fd, int exit_fd, int notice_fd, const 
 
 /* ---- The daemon's side -------------------------------------------------- */
 
-int writer_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid, WriterGate **ret) {
-        _cleanup_(writer_gate_freep) WriterGate *g = NULL;
+int fanotify_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid,
+                      FanotifyGate **ret) {
+        _cleanup_(fanotify_gate_freep) FanotifyGate *g = NULL;
         int pipefd[2];
 
         g = calloc(1, sizeof(*g));
@@ -414,23 +415,23 @@ int writer_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t da
  * reaps it if it is dead already. Not waited for: a traced gate's zombie is
  * its tracer's to see first, for as long as the tracer likes.
  */
-static void gate_kill(WriterGate *g) {
+static void gate_kill(FanotifyGate *g) {
         if (g->pid <= 0 || g->reaped)
                 return;
         if (!g->killed)
                 (void)kill(g->pid, SIGKILL);
         g->killed = true;
-        g->reaped = writer_gate_reap(g->pid) == 0;
+        g->reaped = fanotify_gate_reap(g->pid) == 0;
 }
 
 /* The group closed lets every held open go on once the gate's own copy is closed too, at its exit. */
-void writer_gate_stop(WriterGate *g) {
+void fanotify_gate_stop(FanotifyGate *g) {
         gate_kill(g);
         safe_close(g->group_fd);
         g->group_fd = -1;
 }
 
-int writer_gate_reap(pid_t pid) {
+int fanotify_gate_reap(pid_t pid) {
         siginfo_t si = {};
 
         if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG) < 0)
@@ -438,10 +439,10 @@ int writer_gate_reap(pid_t pid) {
         return si.si_pid == pid ? 0 : -EAGAIN;
 }
 
-WriterGate *writer_gate_free(WriterGate *g) {
+FanotifyGate *fanotify_gate_free(FanotifyGate *g) {
         if (!g)
                 return NULL;
-        writer_gate_stop(g);
+        fanotify_gate_stop(g);
         safe_close(g->exit_fd);
         if (g->shared)
                 munmap(g->shared, sizeof(GateShared));
@@ -449,30 +450,30 @@ WriterGate *writer_gate_free(WriterGate *g) {
         return NULL;
 }
 
-int writer_gate_mark(WriterGate *g, int file_fd) {
+int fanotify_gate_mark(FanotifyGate *g, int file_fd) {
         if (g->group_fd < 0)
                 return -ESRCH;
-        return writer_events_mark_gate(g->group_fd, file_fd);
+        return fanotify_groups_mark_gate(g->group_fd, file_fd);
 }
 
-int writer_gate_exit_fd(const WriterGate *g) {
+int fanotify_gate_exit_fd(const FanotifyGate *g) {
         return g->exit_fd;
 }
 
-pid_t writer_gate_pid(const WriterGate *g) {
+pid_t fanotify_gate_pid(const FanotifyGate *g) {
         return g->pid;
 }
 
-int writer_gate_queue_fd(const WriterGate *g) {
+int fanotify_gate_queue_fd(const FanotifyGate *g) {
         return g->group_fd;
 }
 
-pid_t writer_gate_unreaped(const WriterGate *g) {
+pid_t fanotify_gate_unreaped(const FanotifyGate *g) {
         return g->pid > 0 && !g->reaped ? g->pid : 0;
 }
 
 /* Stopped ('T') or traced ('t'): it answers nothing until someone lets it go on. */
-static bool gate_is_stopped(const WriterGate *g) {
+static bool gate_is_stopped(const FanotifyGate *g) {
         ProcStat st;
 
         if (procfs_read_stat(g->proc_root, (uint64_t)g->pid, &st) < 0)
@@ -486,58 +487,58 @@ static size_t queued_bytes(int fd) {
         return ioctl(fd, FIONREAD, &n) < 0 || n < 0 ? 0 : (size_t)n;
 }
 
-WriterGateHealth writer_gate_child_changed(WriterGate *g) {
+FanotifyGateHealth fanotify_gate_child_changed(FanotifyGate *g) {
         siginfo_t si = {};
 
         if (g->pid <= 0 || g->reaped)
-                return WRITER_GATE_EXITED;
+                return FANOTIFY_GATE_EXITED;
         /* A group stop (SIGSTOP, SIGTSTP) is reported to us even when someone traces the gate; a tracer's
-         * own stops are not: writer_gate_check() finds those, once an open waits. */
+         * own stops are not: fanotify_gate_check() finds those, once an open waits. */
         if (waitid(P_PID, (id_t)g->pid, &si, WEXITED | WSTOPPED | WNOHANG) < 0 || si.si_pid != g->pid)
-                return WRITER_GATE_RUNNING;
+                return FANOTIFY_GATE_RUNNING;
         if (si.si_code == CLD_STOPPED) {
                 gate_kill(g);
-                return WRITER_GATE_STALLED;
+                return FANOTIFY_GATE_STALLED;
         }
         g->reaped = true;
-        return WRITER_GATE_EXITED;
+        return FANOTIFY_GATE_EXITED;
 }
 
-uint64_t writer_gate_hold_begin(WriterGate *g, uint64_t now) {
+uint64_t fanotify_gate_hold_begin(FanotifyGate *g, uint64_t now) {
         g->last_opens = atomic_load(&g->shared->opens);
-        return now + WRITER_GATE_STALL_USEC;
+        return now + FANOTIFY_GATE_STALL_USEC;
 }
 
-WriterGateHealth writer_gate_check(WriterGate *g, uint64_t now, uint64_t *ret_next) {
+FanotifyGateHealth fanotify_gate_check(FanotifyGate *g, uint64_t now, uint64_t *ret_next) {
         uint64_t busy_since, opens;
         bool queued, stalled;
 
         if (g->pid <= 0 || g->reaped || g->killed)
-                return WRITER_GATE_EXITED;
+                return FANOTIFY_GATE_EXITED;
         busy_since = atomic_load(&g->shared->busy_since_usec);
         opens = atomic_load(&g->shared->opens);
         queued = queued_bytes(g->group_fd) > 0;
         if (!queued && !busy_since) {
                 *ret_next = 0;
-                return WRITER_GATE_RUNNING;
+                return FANOTIFY_GATE_RUNNING;
         }
         /* Opens waited all along and none was answered, or one batch was taken too long ago. */
         stalled = (queued && opens == g->last_opens) ||
-                  (busy_since && now > busy_since && now - busy_since >= WRITER_GATE_STALL_USEC) ||
+                  (busy_since && now > busy_since && now - busy_since >= FANOTIFY_GATE_STALL_USEC) ||
                   gate_is_stopped(g);
         if (stalled) {
                 gate_kill(g);
-                return WRITER_GATE_STALLED;
+                return FANOTIFY_GATE_STALLED;
         }
         g->last_opens = opens;
-        *ret_next = now + WRITER_GATE_STALL_USEC;
+        *ret_next = now + FANOTIFY_GATE_STALL_USEC;
         /* A batch under way is judged when it has had its time, not a whole period after this check. */
-        if (busy_since && busy_since + WRITER_GATE_STALL_USEC < *ret_next)
-                *ret_next = busy_since + WRITER_GATE_STALL_USEC;
-        return WRITER_GATE_RUNNING;
+        if (busy_since && busy_since + FANOTIFY_GATE_STALL_USEC < *ret_next)
+                *ret_next = busy_since + FANOTIFY_GATE_STALL_USEC;
+        return FANOTIFY_GATE_RUNNING;
 }
 
-bool writer_gate_find(WriterGate *g, pid_t pid, Writer *ret) {
+bool fanotify_gate_find(FanotifyGate *g, pid_t pid, Writer *ret) {
         Writer w;
 
         if (!g->shared || pid <= 0)
@@ -570,8 +571,8 @@ bool writer_gate_find(WriterGate *g, pid_t pid, Writer *ret) {
         return false;
 }
 
-void writer_gate_counters(const WriterGate *g, WriterGateCounters *ret) {
-        *ret = (WriterGateCounters){};
+void fanotify_gate_counters(const FanotifyGate *g, FanotifyGateCounters *ret) {
+        *ret = (FanotifyGateCounters){};
         if (!g->shared)
                 return;
         ret->opens = atomic_load(&g->shared->opens);

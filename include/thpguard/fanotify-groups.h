@@ -31,29 +31,29 @@
  * gone by then is known to be gone, and its pid is never looked up (it may
  * be another process's already).
  */
-int writer_events_open(void);
+int fanotify_groups_open(void);
 
 /* The open group, non-blocking; the fd, or -errno (-EINVAL where the kernel has no permission events). */
-int writer_events_open_gate(void);
+int fanotify_groups_open_gate(void);
 
 /* Marks the file that file_fd is open on (not a path, so no name is resolved again) for FAN_MODIFY. */
-int writer_events_mark(int group_fd, int file_fd);
+int fanotify_groups_mark(int group_fd, int file_fd);
 
 /* Marks it in the open group for FAN_OPEN_PERM; unmark takes the mark away again. */
-int writer_events_mark_gate(int group_fd, int file_fd);
-int writer_events_unmark_gate(int group_fd, int file_fd);
+int fanotify_groups_mark_gate(int group_fd, int file_fd);
+int fanotify_groups_unmark_gate(int group_fd, int file_fd);
 
 /* Lets the open the event fd event_fd stands for go on; -errno if the group refused the answer. */
-int writer_events_allow(int group_fd, int event_fd);
+int fanotify_groups_allow(int group_fd, int event_fd);
 
-typedef struct WriterEvent {
+typedef struct FanotifyEvent {
         bool overflow;   /* the kernel dropped events: writers were missed */
-        bool permission; /* an open waiting for writer_events_allow() */
+        bool permission; /* an open waiting for fanotify_groups_allow() */
         bool pid_gone;   /* FAN_REPORT_PIDFD said the writer had exited when the event was read */
         pid_t pid;       /* 0: a writer outside our PID namespace */
         int fd;          /* the file, opened for us; -1 with overflow. The caller closes it. */
         int pidfd;       /* the writer, pinned; -1 when none came. The caller closes it. */
-} WriterEvent;
+} FanotifyEvent;
 
 /*
  * The next event of a buffer read() from a group, from *offset on:
@@ -61,4 +61,4 @@ typedef struct WriterEvent {
  * which the rest of the buffer is skipped). Pure: checks every length
  * against the buffer and the metadata version.
  */
-int writer_events_next(const void *buf, size_t len, size_t *offset, WriterEvent *ret);
+int fanotify_groups_next(const void *buf, size_t len, size_t *offset, FanotifyEvent *ret);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/writer-events.h"
+#include "thpguard/fanotify-groups.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,14 +20,14 @@ static int open_group(unsigned int class) {
         return fd < 0 ? -errno : fd;
 }
 
-int writer_events_open(void) {
+int fanotify_groups_open(void) {
         int fd = open_group(FAN_CLASS_NOTIF | FAN_REPORT_PIDFD);
 
         /* Before 5.15 the flag is EINVAL: the pid alone, then. */
         return fd == -EINVAL ? open_group(FAN_CLASS_NOTIF) : fd;
 }
 
-int writer_events_open_gate(void) {
+int fanotify_groups_open_gate(void) {
         return open_group(FAN_CLASS_CONTENT);
 }
 
@@ -38,19 +38,19 @@ static int mark(int group_fd, unsigned int flags, uint64_t mask, int file_fd) {
         return 0;
 }
 
-int writer_events_mark(int group_fd, int file_fd) {
+int fanotify_groups_mark(int group_fd, int file_fd) {
         return mark(group_fd, FAN_MARK_ADD, FAN_MODIFY, file_fd);
 }
 
-int writer_events_mark_gate(int group_fd, int file_fd) {
+int fanotify_groups_mark_gate(int group_fd, int file_fd) {
         return mark(group_fd, FAN_MARK_ADD, FAN_OPEN_PERM, file_fd);
 }
 
-int writer_events_unmark_gate(int group_fd, int file_fd) {
+int fanotify_groups_unmark_gate(int group_fd, int file_fd) {
         return mark(group_fd, FAN_MARK_REMOVE, FAN_OPEN_PERM, file_fd);
 }
 
-int writer_events_allow(int group_fd, int event_fd) {
+int fanotify_groups_allow(int group_fd, int event_fd) {
         struct fanotify_response r = { .fd = event_fd, .response = FAN_ALLOW };
         ssize_t n;
 
@@ -73,7 +73,7 @@ int writer_events_allow(int group_fd, int event_fd) {
  * len 8) and the pidfd, FAN_NOPIDFD (-1) or FAN_EPIDFD (-2) when the
  * writer had exited or the pidfd could not be made.
  */
-int writer_events_next(const void *buf, size_t len, size_t *offset, WriterEvent *ret) {
+int fanotify_groups_next(const void *buf, size_t len, size_t *offset, FanotifyEvent *ret) {
         struct fanotify_event_metadata m;
 
         if (*offset >= len)
@@ -90,10 +90,10 @@ int writer_events_next(const void *buf, size_t len, size_t *offset, WriterEvent 
         }
         *offset += m.event_len;
         if (m.mask & FAN_Q_OVERFLOW) {
-                *ret = (WriterEvent){ .overflow = true, .fd = -1 };
+                *ret = (FanotifyEvent){ .overflow = true, .fd = -1 };
                 return 1;
         }
-        *ret = (WriterEvent){
+        *ret = (FanotifyEvent){
                 .permission = (m.mask & FAN_OPEN_PERM) != 0, .pid = m.pid, .fd = m.fd, .pidfd = -1
         };
         for (size_t at = m.metadata_len; at + sizeof(struct fanotify_event_info_header) <= m.event_len;) {

@@ -3,7 +3,7 @@
 
 /*
  * The gate: a small process of its own that answers the open group's
- * permission events (writer-events.h). The kernel holds each open() of a
+ * permission events (fanotify-groups.h). The kernel holds each open() of a
  * knob file until the gate has read the opener's comm, uid, exe and cgroup
  * from /proc, so even a one-shot `sh -c 'echo ... > enabled'` is named; it
  * then lets the open go on. The daemon finds the writer of a FAN_MODIFY
@@ -23,7 +23,7 @@
  * (SIGCHLD, CLD_STOPPED), which kills it at once. A gate that is traced and
  * stopped by its tracer (reported to the tracer only) or stuck holds
  * nobody until an open comes: the group itself turns readable then, and
- * only then the daemon arms a check for WRITER_GATE_STALL_USEC later (not
+ * only then the daemon arms a check for FANOTIFY_GATE_STALL_USEC later (not
  * on the notice pipe below: the gate writes it as it answers, so a gate
  * that answers nothing never writes it). A gate that by then has answered
  * none of what waited, is stopped or traced while opens wait, or has held
@@ -44,28 +44,28 @@
 #include "thpguard/macro.h"
 #include "thpguard/writer.h"
 
-#define WRITER_GATE_STALL_USEC (500 * 1000)
+#define FANOTIFY_GATE_STALL_USEC (500 * 1000)
 
-typedef struct WriterGate WriterGate;
+typedef struct FanotifyGate FanotifyGate;
 
-typedef struct WriterGateCounters {
+typedef struct FanotifyGateCounters {
         uint64_t opens;             /* opens let through */
         uint64_t lookups;           /* processes looked up: one per process, not per open */
         uint64_t cmdline_abandoned; /* command-line reads given up (the process held its memory lock) */
         uint64_t floods;            /* times a file's mark was lifted for a writer opening it flat out */
-} WriterGateCounters;
+} FanotifyGateCounters;
 
-typedef enum WriterGateHealth {
-        WRITER_GATE_RUNNING,
-        WRITER_GATE_EXITED,  /* it died: writer_gate_stop() closes our copy of its group */
-        WRITER_GATE_STALLED, /* stopped, traced or stuck: killed; writer_gate_stop() closes the group */
-} WriterGateHealth;
+typedef enum FanotifyGateHealth {
+        FANOTIFY_GATE_RUNNING,
+        FANOTIFY_GATE_EXITED,  /* it died: fanotify_gate_stop() closes our copy of its group */
+        FANOTIFY_GATE_STALLED, /* stopped, traced or stuck: killed; fanotify_gate_stop() closes the group */
+} FanotifyGateHealth;
 
 /*
  * Starts the gate on group_fd (the open group; the gate owns it from here
  * on, on failure too). Opens by daemon_pid, ours, are let through unlooked.
  * Call it with no other thread running, as it forks, and with SIGCHLD
- * blocked, as its stop is told by SIGCHLD (writer_gate_child_changed()).
+ * blocked, as its stop is told by SIGCHLD (fanotify_gate_child_changed()).
  *
  * notice_fd (or -1) is the write end of a non-blocking pipe, which the
  * caller keeps: for each open by another process, the gate writes a byte
@@ -75,68 +75,69 @@ typedef enum WriterGateHealth {
  * the waker is alone there, so the reader is next to the writer, and warm,
  * when the write comes (daemon-corrector.c).
  */
-int writer_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid, WriterGate **ret);
+int fanotify_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid,
+                      FanotifyGate **ret);
 
 /*
  * Kills the gate and closes the group, so no open is held. Never waits for
  * the gate's exit: a traced gate's zombie is its tracer's to see first, for
- * as long as the tracer likes (writer_gate_unreaped()).
+ * as long as the tracer likes (fanotify_gate_unreaped()).
  */
-void writer_gate_stop(WriterGate *g);
+void fanotify_gate_stop(FanotifyGate *g);
 
 /* Stops the gate (if it was not) and frees it. */
-WriterGate *writer_gate_free(WriterGate *g);
-DEFINE_TRIVIAL_CLEANUP_FUNC(WriterGate *, writer_gate_free);
+FanotifyGate *fanotify_gate_free(FanotifyGate *g);
+DEFINE_TRIVIAL_CLEANUP_FUNC(FanotifyGate *, fanotify_gate_free);
 
 /* Marks a knob file: every open of it waits for the gate from now on. */
-int writer_gate_mark(WriterGate *g, int file_fd);
+int fanotify_gate_mark(FanotifyGate *g, int file_fd);
 
 /* Readable (POLLHUP) once the gate has exited, traced or not. */
-int writer_gate_exit_fd(const WriterGate *g);
+int fanotify_gate_exit_fd(const FanotifyGate *g);
 
 /*
  * Readable (POLLIN) while opens wait for the gate to take them: the group
  * itself. The caller watches it only until it turns readable, and then
- * calls writer_gate_check() until that says nothing waits any more.
+ * calls fanotify_gate_check() until that says nothing waits any more.
  */
-int writer_gate_queue_fd(const WriterGate *g);
+int fanotify_gate_queue_fd(const FanotifyGate *g);
 
 /*
  * On SIGCHLD (the gate is our child: block SIGCHLD in every thread and take
  * it from a signalfd): whether the gate still runs. One that has stopped is
  * killed here; one that has exited is reaped. Never waits.
  */
-WriterGateHealth writer_gate_child_changed(WriterGate *g);
+FanotifyGateHealth fanotify_gate_child_changed(FanotifyGate *g);
 
 /*
- * The queue fd turned readable: from now on writer_gate_check() judges the
+ * The queue fd turned readable: from now on fanotify_gate_check() judges the
  * gate by what it answers. Returns when to call it, on CLOCK_MONOTONIC.
  */
-uint64_t writer_gate_hold_begin(WriterGate *g, uint64_t now);
+uint64_t fanotify_gate_hold_begin(FanotifyGate *g, uint64_t now);
 
 /*
  * While opens wait for the gate: whether it answers them. One that answered
- * none of them since the last call (or writer_gate_hold_begin()), that is
+ * none of them since the last call (or fanotify_gate_hold_begin()), that is
  * stopped or traced while they wait, or has held one batch longer than
- * WRITER_GATE_STALL_USEC, is killed here. *ret_next: when to check again,
+ * FANOTIFY_GATE_STALL_USEC, is killed here. *ret_next: when to check again,
  * or 0 once nothing waits (watch the queue fd again).
  */
-WriterGateHealth writer_gate_check(WriterGate *g, uint64_t now, uint64_t *ret_next);
+FanotifyGateHealth fanotify_gate_check(FanotifyGate *g, uint64_t now, uint64_t *ret_next);
 
 /*
- * After writer_gate_stop(): the gate's pid if it could not be reaped yet
+ * After fanotify_gate_stop(): the gate's pid if it could not be reaped yet
  * (killed but not dead yet, or a zombie its tracer still holds), else 0.
- * Its exit is a SIGCHLD to come: writer_gate_reap() it then.
+ * Its exit is a SIGCHLD to come: fanotify_gate_reap() it then.
  */
-pid_t writer_gate_unreaped(const WriterGate *g);
+pid_t fanotify_gate_unreaped(const FanotifyGate *g);
 
 /* Reaps such a pid: 0 once it is reaped, -EAGAIN while it has not exited. Never waits. */
-int writer_gate_reap(pid_t pid);
+int fanotify_gate_reap(pid_t pid);
 
 /* The gate's pid, for messages. */
-pid_t writer_gate_pid(const WriterGate *g);
+pid_t fanotify_gate_pid(const FanotifyGate *g);
 
 /* The newest opener with this pid that the gate looked up; false if none. Never blocks. */
-bool writer_gate_find(WriterGate *g, pid_t pid, Writer *ret);
+bool fanotify_gate_find(FanotifyGate *g, pid_t pid, Writer *ret);
 
-void writer_gate_counters(const WriterGate *g, WriterGateCounters *ret);
+void fanotify_gate_counters(const FanotifyGate *g, FanotifyGateCounters *ret);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fanotify groups through systemd's fd store: what thpguard-writer-groups
+ * The fanotify groups through systemd's fd store: what thpguard-write-source
  * sends (FDSTORE=1 with a name, the fd attached) and what the daemon takes
  * from LISTEN_FDS (only fanotify groups under our names, then FDSTOREREMOVE=1).
  * The service manager is played by a datagram socket at $NOTIFY_SOCKET.
@@ -26,8 +26,8 @@
 #include <cmocka.h>
 #include <systemd/sd-daemon.h>
 
-#include "thpguard/writer-events.h"
-#include "thpguard/writer-groups.h"
+#include "thpguard/fanotify-groups.h"
+#include "thpguard/write-source-fds.h"
 
 typedef struct Manager {
         char dir[32];
@@ -39,7 +39,7 @@ typedef struct Manager {
 static void manager_start(Manager *m) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
-        snprintf(m->dir, sizeof(m->dir), "/tmp/writer-groups.XXXXXX");
+        snprintf(m->dir, sizeof(m->dir), "/tmp/write-source-fds.XXXXXX");
         assert_non_null(mkdtemp(m->dir));
         snprintf(m->path, sizeof(m->path), "%s/notify", m->dir);
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", m->path);
@@ -106,7 +106,7 @@ static void pass_fds(int *fds, int n, const char *names) {
 }
 
 static int group_or_skip(void) {
-        int fd = writer_events_open();
+        int fd = fanotify_groups_open();
 
         if (fd == -EPERM)
                 skip(); /* no CAP_SYS_ADMIN */
@@ -133,21 +133,21 @@ static int teardown(void **state) {
 }
 
 static void test_take_nothing_passed(void **state) {
-        WriterGroups g = { .write_fd = 99, .open_fd = 99 };
+        WriteSourceFds g = { .write_fd = 99, .open_fd = 99 };
 
         (void)state;
-        assert_int_equal(writer_groups_take_stored(&g), 0);
+        assert_int_equal(write_source_fds_take_stored(&g), 0);
         assert_int_equal(g.write_fd, 99); /* untouched when nothing came */
 }
 
 /* Under our names but not fanotify groups, or under another name: closed, never used. */
 static void test_take_refuses_other_fds(void **state) {
         int fds[2] = { eventfd(0, 0), eventfd(0, 0) };
-        WriterGroups g = { .write_fd = 99, .open_fd = 99 };
+        WriteSourceFds g = { .write_fd = 99, .open_fd = 99 };
 
         (void)state;
-        pass_fds(fds, 2, WRITER_GROUP_FDNAME_WRITE ":stranger");
-        assert_int_equal(writer_groups_take_stored(&g), 0);
+        pass_fds(fds, 2, WRITE_SOURCE_FDNAME_WRITE ":stranger");
+        assert_int_equal(write_source_fds_take_stored(&g), 0);
         assert_int_equal(g.write_fd, 99);
         assert_false(fd_open(SD_LISTEN_FDS_START));
         assert_false(fd_open(SD_LISTEN_FDS_START + 1));
@@ -157,25 +157,25 @@ static void test_take_refuses_other_fds(void **state) {
 static void test_take_groups_and_unstore(void **state) {
         Manager m;
         int fds[2], fd;
-        WriterGroups g;
+        WriteSourceFds g;
         char text[256];
 
         (void)state;
         fds[0] = group_or_skip();
-        fds[1] = writer_events_open_gate();
+        fds[1] = fanotify_groups_open_gate();
         assert_true(fds[1] >= 0);
         /* Passed in either order: the names say which is which. */
-        pass_fds(fds, 2, WRITER_GROUP_FDNAME_OPEN ":" WRITER_GROUP_FDNAME_WRITE);
+        pass_fds(fds, 2, WRITE_SOURCE_FDNAME_OPEN ":" WRITE_SOURCE_FDNAME_WRITE);
         manager_start(&m);
-        assert_int_equal(writer_groups_take_stored(&g), 1);
+        assert_int_equal(write_source_fds_take_stored(&g), 1);
         assert_int_equal(g.open_fd, SD_LISTEN_FDS_START);
         assert_int_equal(g.write_fd, SD_LISTEN_FDS_START + 1);
         assert_int_equal(fcntl(g.write_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
         assert_int_equal(fcntl(g.open_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
         assert_true(manager_receive(&m, text, sizeof(text), &fd));
-        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITER_GROUP_FDNAME_OPEN);
+        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITE_SOURCE_FDNAME_OPEN);
         assert_true(manager_receive(&m, text, sizeof(text), &fd));
-        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITER_GROUP_FDNAME_WRITE);
+        assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=" WRITE_SOURCE_FDNAME_WRITE);
         assert_false(manager_receive(&m, text, sizeof(text), &fd));
         manager_stop(&m);
 }
@@ -183,25 +183,25 @@ static void test_take_groups_and_unstore(void **state) {
 /* The open group alone is no use: the gate names writers for the write group's records. */
 static void test_take_open_group_alone(void **state) {
         int fds[1];
-        WriterGroups g = { .write_fd = 99, .open_fd = 99 };
+        WriteSourceFds g = { .write_fd = 99, .open_fd = 99 };
 
         (void)state;
         close(group_or_skip());
-        fds[0] = writer_events_open_gate();
+        fds[0] = fanotify_groups_open_gate();
         assert_true(fds[0] >= 0);
-        pass_fds(fds, 1, WRITER_GROUP_FDNAME_OPEN);
-        assert_int_equal(writer_groups_take_stored(&g), 0);
+        pass_fds(fds, 1, WRITE_SOURCE_FDNAME_OPEN);
+        assert_int_equal(write_source_fds_take_stored(&g), 0);
         assert_false(fd_open(SD_LISTEN_FDS_START));
 }
 
 /* A BPF map or link is told by /proc/self/fdinfo: an eventfd under the probe's names is refused. */
 static void test_take_refuses_fake_probe(void **state) {
         int fds[2] = { eventfd(0, 0), eventfd(0, 0) };
-        WriterGroups g;
+        WriteSourceFds g;
 
         (void)state;
         pass_fds(fds, 2, WRITE_PROBE_FDNAME_RING ":" WRITE_PROBE_FDNAME_LINK);
-        assert_int_equal(writer_groups_take_stored(&g), 0);
+        assert_int_equal(write_source_fds_take_stored(&g), 0);
         assert_false(fd_open(SD_LISTEN_FDS_START));
         assert_false(fd_open(SD_LISTEN_FDS_START + 1));
 }
@@ -211,13 +211,13 @@ static void test_take_refuses_fake_probe(void **state) {
  * the syscall-exit hook (this project's VMs refuse fexit and kprobes); the
  * test is skipped where it cannot be had at all.
  */
-static void load_probe_or_skip(WriterGroups *ret) {
-        WriterWant want = { .source = WRITE_SOURCE_BPF, .hook = WRITE_PROBE_HOOK_AUTO };
+static void load_probe_or_skip(WriteSourceFds *ret) {
+        WriteSourceWant want = { .source = WRITE_SOURCE_BPF, .hook = WRITE_PROBE_HOOK_AUTO };
 
-        writer_groups_open(&want, "/sys/kernel/mm/transparent_hugepage", ret);
+        write_source_fds_open(&want, "/sys/kernel/mm/transparent_hugepage", ret);
         if (ret->probe_error < 0) {
                 want.hook = WRITE_PROBE_HOOK_SYSCALL_EXIT;
-                writer_groups_open(&want, "/sys/kernel/mm/transparent_hugepage", ret);
+                write_source_fds_open(&want, "/sys/kernel/mm/transparent_hugepage", ret);
         }
         if (ret->probe_error < 0)
                 skip(); /* no BPF write probe here: no privilege, no BTF, or built without it */
@@ -239,7 +239,7 @@ static void pass_probe_fds(int fds[3]) {
 
 /* The probe itself, loaded as the unit's ExecStartPre= loads it: taken, and taken out of the store. */
 static void test_take_probe_and_unstore(void **state) {
-        WriterGroups loaded, g;
+        WriteSourceFds loaded, g;
         Manager m;
         int fds[3], fd;
         char text[256];
@@ -252,7 +252,7 @@ static void test_take_probe_and_unstore(void **state) {
         enter_link_fd = loaded.probe.enter_link_fd;
         pass_probe_fds(fds);
         manager_start(&m);
-        assert_int_equal(writer_groups_take_stored(&g), 1);
+        assert_int_equal(write_source_fds_take_stored(&g), 1);
         assert_int_equal(g.probe_error, 0);
         assert_int_equal(g.probe.link_fd, SD_LISTEN_FDS_START);
         assert_int_equal(g.probe.ring_fd, SD_LISTEN_FDS_START + 1);
@@ -281,7 +281,7 @@ static void test_take_probe_and_unstore(void **state) {
  * refused), and a probe without it is still the probe: its records all wake.
  */
 static void test_take_probe_bad_config(void **state) {
-        WriterGroups loaded, g;
+        WriteSourceFds loaded, g;
         int fds[3];
 
         (void)state;
@@ -292,7 +292,7 @@ static void test_take_probe_bad_config(void **state) {
         close(loaded.probe.config_fd);
         enter_link_fd = loaded.probe.enter_link_fd;
         pass_probe_fds(fds);
-        assert_int_equal(writer_groups_take_stored(&g), 1);
+        assert_int_equal(write_source_fds_take_stored(&g), 1);
         assert_int_equal(g.probe_error, 0);
         assert_int_equal(g.probe.ring_fd, SD_LISTEN_FDS_START + 1);
         assert_true(g.probe.config_fd < 0);
@@ -318,8 +318,8 @@ static bool is_socket(int fd) {
  * each out of what LISTEN_FDS passes it.
  */
 static void test_store_carries_what_polls_hup(void **state) {
-        WriterWant want = { .source = WRITE_SOURCE_BPF, .hook = WRITE_PROBE_HOOK_AUTO };
-        WriterGroups g, taken;
+        WriteSourceWant want = { .source = WRITE_SOURCE_BPF, .hook = WRITE_PROBE_HOOK_AUTO };
+        WriteSourceFds g, taken;
         int fds[4] = { -1, -1, -1, -1 }, fd;
         const char *names[] = { WRITE_PROBE_FDNAME_LINK, WRITE_PROBE_FDNAME_RING, WRITE_PROBE_FDNAME_CONFIG,
                                 WRITE_PROBE_FDNAME_ENTER };
@@ -330,9 +330,9 @@ static void test_store_carries_what_polls_hup(void **state) {
         (void)state;
         load_probe_or_skip(&g); /* which hook this machine gives */
         want.hook = g.probe_hook;
-        writer_groups_close(&g);
+        write_source_fds_close(&g);
         manager_start(&m);
-        assert_int_equal(writer_groups_store(&want, &g), 0);
+        assert_int_equal(write_source_fds_store(&want, &g), 0);
         while (manager_receive(&m, text, sizeof(text), &fd)) {
                 struct pollfd p = { .fd = fd };
 
@@ -350,48 +350,49 @@ static void test_store_carries_what_polls_hup(void **state) {
         assert_true(is_socket(fds[2]));
         enter_link_fd = fds[3];
         pass_probe_fds(fds);
-        assert_int_equal(writer_groups_take_stored(&taken), 1);
+        assert_int_equal(write_source_fds_take_stored(&taken), 1);
         assert_int_equal(taken.probe_error, 0);
         assert_int_equal(taken.probe_hook, want.hook);
         assert_true(taken.probe.config_fd >= 0 && !is_socket(taken.probe.config_fd));
         assert_int_equal(fcntl(taken.probe.config_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
         /* The carrier is closed: only the map is left. */
         assert_false(fd_open(SD_LISTEN_FDS_START + 2) && is_socket(SD_LISTEN_FDS_START + 2));
-        writer_groups_close(&taken);
+        write_source_fds_close(&taken);
         enter_link_fd = -1;
         manager_stop(&m);
 }
 
 static void test_store_sends_named_groups(void **state) {
         Manager m;
-        WriterGroups g;
+        WriteSourceFds g;
         char text[256];
         int fd;
 
         (void)state;
         close(group_or_skip());
         manager_start(&m);
-        assert_int_equal(writer_groups_store(&(WriterWant){ .source = WRITE_SOURCE_FANOTIFY }, &g), 0);
+        assert_int_equal(write_source_fds_store(&(WriteSourceWant){ .source = WRITE_SOURCE_FANOTIFY }, &g),
+                         0);
         assert_true(manager_receive(&m, text, sizeof(text), &fd));
-        assert_string_equal(text, "FDSTORE=1\nFDNAME=" WRITER_GROUP_FDNAME_WRITE);
+        assert_string_equal(text, "FDSTORE=1\nFDNAME=" WRITE_SOURCE_FDNAME_WRITE);
         assert_true(fd >= 0);
         /* A fanotify group answers FAN_MARK_FLUSH. */
         assert_int_equal(fanotify_mark(fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL), 0);
         close(fd);
         assert_true(manager_receive(&m, text, sizeof(text), &fd));
-        assert_string_equal(text, "FDSTORE=1\nFDNAME=" WRITER_GROUP_FDNAME_OPEN);
+        assert_string_equal(text, "FDSTORE=1\nFDNAME=" WRITE_SOURCE_FDNAME_OPEN);
         assert_int_equal(fanotify_mark(fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL), 0);
         close(fd);
         manager_stop(&m);
 }
 
 static void test_store_without_manager(void **state) {
-        WriterGroups g;
+        WriteSourceFds g;
 
         (void)state;
         close(group_or_skip());
         unsetenv("NOTIFY_SOCKET");
-        assert_int_equal(writer_groups_store(&(WriterWant){ .source = WRITE_SOURCE_FANOTIFY }, &g),
+        assert_int_equal(write_source_fds_store(&(WriteSourceWant){ .source = WRITE_SOURCE_FANOTIFY }, &g),
                          -ENOTCONN);
         assert_int_equal(g.write_fd, -ENOTCONN);
 }

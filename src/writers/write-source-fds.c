@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thpguard/writer-groups.h"
+#include "thpguard/write-source-fds.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,24 +18,24 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "thpguard/fanotify-groups.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
-#include "thpguard/writer-events.h"
 
 /* The THP directory the probe's filter is filled from, where the unit runs the loader. */
 #define HOST_THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
-void writer_groups_init(WriterGroups *g) {
-        *g = (WriterGroups){ .probe = { -ENOENT, -ENOENT, -ENOENT, -ENOENT },
-                             .probe_error = -ENOENT,
-                             .probe_hook = _WRITE_PROBE_HOOK_MAX,
-                             .write_fd = -ENOENT,
-                             .open_fd = -ENOENT };
+void write_source_fds_init(WriteSourceFds *g) {
+        *g = (WriteSourceFds){ .probe = { -ENOENT, -ENOENT, -ENOENT, -ENOENT },
+                               .probe_error = -ENOENT,
+                               .probe_hook = _WRITE_PROBE_HOOK_MAX,
+                               .write_fd = -ENOENT,
+                               .open_fd = -ENOENT };
 }
 
 /* The fds of g, in the order the loader sends them. */
 #define GROUP_FDS 6
-static int *group_fd(WriterGroups *g, unsigned i) {
+static int *group_fd(WriteSourceFds *g, unsigned i) {
         int *fds[GROUP_FDS] = { &g->probe.link_fd, &g->probe.enter_link_fd,
                                 &g->probe.ring_fd, &g->probe.config_fd,
                                 &g->write_fd,      &g->open_fd };
@@ -43,18 +43,18 @@ static int *group_fd(WriterGroups *g, unsigned i) {
         return fds[i];
 }
 
-void writer_groups_close(WriterGroups *g) {
+void write_source_fds_close(WriteSourceFds *g) {
         for (unsigned i = 0; i < GROUP_FDS; i++)
                 if (*group_fd(g, i) >= 0)
                         close(*group_fd(g, i));
-        writer_groups_init(g);
+        write_source_fds_init(g);
 }
 
 /* In this process: the probe unless want says otherwise, else the groups. */
-static void open_here(const WriterWant *want, const char *thp_dir, WriterGroups *ret) {
-        WriterGroups g;
+static void open_here(const WriteSourceWant *want, const char *thp_dir, WriteSourceFds *ret) {
+        WriteSourceFds g;
 
-        writer_groups_init(&g);
+        write_source_fds_init(&g);
         if (want->source == WRITE_SOURCE_AUTO || want->source == WRITE_SOURCE_BPF) {
                 g.probe_error =
                     write_probe_load(thp_dir, want->hook, &g.probe, g.probe_why, sizeof(g.probe_why));
@@ -68,8 +68,8 @@ static void open_here(const WriterWant *want, const char *thp_dir, WriterGroups 
                          write_source_to_string(want->source));
         if (g.probe_error < 0 &&
             (want->source == WRITE_SOURCE_AUTO || want->source == WRITE_SOURCE_FANOTIFY)) {
-                g.write_fd = writer_events_open();
-                g.open_fd = g.write_fd < 0 ? g.write_fd : writer_events_open_gate();
+                g.write_fd = fanotify_groups_open();
+                g.open_fd = g.write_fd < 0 ? g.write_fd : fanotify_groups_open_gate();
         }
         *ret = g;
 }
@@ -88,15 +88,15 @@ typedef struct LoadAnswer {
         int errors[GROUP_FDS]; /* -errno of each fd not sent; 0 for each that was */
         int probe_error;
         uint32_t hook;
-        char why[sizeof(((WriterGroups *)0)->probe_why)];
+        char why[sizeof(((WriteSourceFds *)0)->probe_why)];
 } LoadAnswer;
 
-struct WriterLoader {
+struct WriteSourceLoader {
         int sock;
         pid_t pid;
 };
 
-static void child_answer(int sock, WriterGroups *g) {
+static void child_answer(int sock, WriteSourceFds *g) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(GROUP_FDS * sizeof(int))];
@@ -129,8 +129,8 @@ static void child_answer(int sock, WriterGroups *g) {
 
 __attribute__((noreturn)) static void child_main(int sock, const char *thp_dir, pid_t parent) {
         LoadRequest req;
-        WriterWant want;
-        WriterGroups g;
+        WriteSourceWant want;
+        WriteSourceFds g;
         ssize_t n;
 
         /* Never outlive the daemon, never hold its start up: at the back of the queue. */
@@ -142,14 +142,14 @@ __attribute__((noreturn)) static void child_main(int sock, const char *thp_dir, 
         if (n != (ssize_t)sizeof(req) || req.magic != LOAD_REQUEST_MAGIC ||
             req.source >= _WRITE_SOURCE_MAX || req.hook >= _WRITE_PROBE_HOOK_MAX)
                 _exit(0);
-        want = (WriterWant){ .source = (WriteSource)req.source, .hook = (WriteProbeHook)req.hook };
+        want = (WriteSourceWant){ .source = (WriteSource)req.source, .hook = (WriteProbeHook)req.hook };
         open_here(&want, thp_dir, &g);
         child_answer(sock, &g);
         _exit(0);
 }
 
-int writer_loader_start(const char *thp_dir, WriterLoader **ret) {
-        _cleanup_free_ WriterLoader *l = calloc(1, sizeof(*l));
+int write_source_loader_start(const char *thp_dir, WriteSourceLoader **ret) {
+        _cleanup_free_ WriteSourceLoader *l = calloc(1, sizeof(*l));
         pid_t parent = getpid();
         int sv[2];
 
@@ -175,7 +175,7 @@ int writer_loader_start(const char *thp_dir, WriterLoader **ret) {
         return 0;
 }
 
-int writer_loader_request(WriterLoader *l, const WriterWant *want) {
+int write_source_loader_request(WriteSourceLoader *l, const WriteSourceWant *want) {
         LoadRequest req = { .magic = LOAD_REQUEST_MAGIC, .source = want->source, .hook = want->hook };
 
         if (send(l->sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
@@ -183,18 +183,18 @@ int writer_loader_request(WriterLoader *l, const WriterWant *want) {
         return 0;
 }
 
-int writer_loader_fd(const WriterLoader *l) {
+int write_source_loader_fd(const WriteSourceLoader *l) {
         return l->sock;
 }
 
-static void reap(WriterLoader *l) {
+static void reap(WriteSourceLoader *l) {
         if (l->pid > 0)
                 while (waitpid(l->pid, NULL, 0) < 0 && errno == EINTR)
                         ;
         l->pid = 0;
 }
 
-int writer_loader_finish(WriterLoader *l, WriterGroups *ret) {
+int write_source_loader_finish(WriteSourceLoader *l, WriteSourceFds *ret) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(GROUP_FDS * sizeof(int))];
@@ -207,7 +207,7 @@ int writer_loader_finish(WriterLoader *l, WriterGroups *ret) {
                             .msg_controllen = sizeof(control.buf) };
         int fds[GROUP_FDS], n_fds = 0;
         unsigned next = 0;
-        WriterGroups g;
+        WriteSourceFds g;
         ssize_t n;
 
         n = recvmsg(l->sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
@@ -221,7 +221,7 @@ int writer_loader_finish(WriterLoader *l, WriterGroups *ret) {
                                 memcpy(&fds[n_fds++], CMSG_DATA(c) + j * sizeof(int), sizeof(int));
                 }
         reap(l);
-        writer_groups_init(&g);
+        write_source_fds_init(&g);
         if (n != (ssize_t)sizeof(a) || (m.msg_flags & MSG_CTRUNC)) {
                 for (int j = 0; j < n_fds; j++)
                         close(fds[j]);
@@ -253,7 +253,7 @@ int writer_loader_finish(WriterLoader *l, WriterGroups *ret) {
         return 0;
 }
 
-WriterLoader *writer_loader_free(WriterLoader *l) {
+WriteSourceLoader *write_source_loader_free(WriteSourceLoader *l) {
         if (!l)
                 return NULL;
         /*
@@ -270,24 +270,24 @@ WriterLoader *writer_loader_free(WriterLoader *l) {
         return NULL;
 }
 
-/* How long writer_groups_open() waits for the loader: a probe loads in well under a second. */
+/* How long write_source_fds_open() waits for the loader: a probe loads in well under a second. */
 #define LOADER_WAIT_MSEC (30 * 1000)
 
-void writer_groups_open(const WriterWant *want, const char *thp_dir, WriterGroups *ret) {
-        _cleanup_(writer_loader_freep) WriterLoader *l = NULL;
+void write_source_fds_open(const WriteSourceWant *want, const char *thp_dir, WriteSourceFds *ret) {
+        _cleanup_(write_source_loader_freep) WriteSourceLoader *l = NULL;
         struct pollfd p;
-        WriterGroups g;
+        WriteSourceFds g;
         int r;
 
-        writer_groups_init(&g);
-        r = writer_loader_start(thp_dir, &l);
+        write_source_fds_init(&g);
+        r = write_source_loader_start(thp_dir, &l);
         if (r >= 0)
-                r = writer_loader_request(l, want);
+                r = write_source_loader_request(l, want);
         if (r >= 0) {
-                p = (struct pollfd){ .fd = writer_loader_fd(l), .events = POLLIN };
+                p = (struct pollfd){ .fd = write_source_loader_fd(l), .events = POLLIN };
                 while ((r = poll(&p, 1, LOADER_WAIT_MSEC)) < 0 && errno == EINTR)
                         ;
-                r = r > 0 ? writer_loader_finish(l, &g) : r == 0 ? -ETIMEDOUT : -errno;
+                r = r > 0 ? write_source_loader_finish(l, &g) : r == 0 ? -ETIMEDOUT : -errno;
         }
         if (r < 0) {
                 g.probe_error = g.write_fd = g.open_fd = r;
@@ -297,25 +297,27 @@ void writer_groups_open(const WriterWant *want, const char *thp_dir, WriterGroup
         *ret = g;
 }
 
-WriteSource writer_groups_source(const WriterGroups *g) {
+WriteSource write_source_fds_source(const WriteSourceFds *g) {
         return g->probe_error == 0 ? WRITE_SOURCE_BPF
                : g->write_fd >= 0  ? WRITE_SOURCE_FANOTIFY
                                    : WRITE_SOURCE_NONE;
 }
 
-WriteSource writer_groups_probe(const WriterWant *want, const char *thp_dir, char *detail, size_t size) {
-        WriterGroups g;
+WriteSource write_source_fds_probe(const WriteSourceWant *want, const char *thp_dir, char *detail,
+                                   size_t size) {
+        WriteSourceFds g;
         WriteSource in_force;
 
-        writer_groups_open(want, thp_dir, &g);
-        in_force = writer_groups_source(&g);
+        write_source_fds_open(want, thp_dir, &g);
+        in_force = write_source_fds_source(&g);
         snprintf(detail, size, "%s", g.probe_why);
-        writer_groups_close(&g);
+        write_source_fds_close(&g);
         return in_force;
 }
 
-int writer_groups_match(const WriterGroups *g, const WriterWant *want, char *why, size_t why_size) {
-        WriteSource have = writer_groups_source(g);
+int write_source_fds_match(const WriteSourceFds *g, const WriteSourceWant *want, char *why,
+                           size_t why_size) {
+        WriteSource have = write_source_fds_source(g);
 
         if (want->source == WRITE_SOURCE_NONE || want->source == WRITE_SOURCE_AUTO) {
                 if (have != WRITE_SOURCE_BPF || want->hook == WRITE_PROBE_HOOK_AUTO ||
@@ -349,7 +351,7 @@ int writer_groups_match(const WriterGroups *g, const WriterWant *want, char *why
  * daemon got them only where systemd happened to pass the store on before
  * it looked at them. Such an fd goes into the store inside a carrier, a
  * datagram socket whose peer sent it and is gone, which polls nothing;
- * writer_groups_take_stored() takes it out. Returns the fd to store.
+ * write_source_fds_take_stored() takes it out. Returns the fd to store.
  */
 static int carry(int fd) {
         union {
@@ -429,17 +431,18 @@ static int store_and_close(int fd, const char *name) {
         return r < 0 ? r : r == 0 ? -ENOTCONN : 0;
 }
 
-int writer_groups_store(const WriterWant *want, WriterGroups *ret) {
-        WriterGroups g;
+int write_source_fds_store(const WriteSourceWant *want, WriteSourceFds *ret) {
+        WriteSourceFds g;
 
-        writer_groups_open(want, HOST_THP_DIR, &g);
+        write_source_fds_open(want, HOST_THP_DIR, &g);
         if (g.probe_error == 0) {
-                /* The ring first: a link alone is of no use to the daemon (writer_groups_take_stored()). */
+                /* The ring first: a link alone is of no use to the daemon (write_source_fds_take_stored()).
+                 */
                 g.probe.ring_fd = store_and_close(g.probe.ring_fd, WRITE_PROBE_FDNAME_RING);
                 if (g.probe.ring_fd < 0) {
                         int r = g.probe.ring_fd;
 
-                        writer_groups_close(&g);
+                        write_source_fds_close(&g);
                         g.probe_error = g.probe.link_fd = g.probe.config_fd = g.probe.ring_fd = r;
                 } else {
                         /* sys_enter's before sys_exit's: a daemon given sys_exit alone would see nothing. */
@@ -454,13 +457,13 @@ int writer_groups_store(const WriterWant *want, WriterGroups *ret) {
                 return g.probe.ring_fd < 0 ? g.probe.ring_fd : g.probe.link_fd < 0 ? g.probe.link_fd : 0;
         }
         if (g.write_fd >= 0)
-                g.write_fd = store_and_close(g.write_fd, WRITER_GROUP_FDNAME_WRITE);
-        /* The open group alone is of no use to the daemon (writer_groups_take_stored()). */
+                g.write_fd = store_and_close(g.write_fd, WRITE_SOURCE_FDNAME_WRITE);
+        /* The open group alone is of no use to the daemon (write_source_fds_take_stored()). */
         if (g.open_fd >= 0 && g.write_fd < 0) {
                 close(g.open_fd);
                 g.open_fd = g.write_fd;
         } else if (g.open_fd >= 0)
-                g.open_fd = store_and_close(g.open_fd, WRITER_GROUP_FDNAME_OPEN);
+                g.open_fd = store_and_close(g.open_fd, WRITE_SOURCE_FDNAME_OPEN);
         *ret = g;
         return g.write_fd < 0 ? g.write_fd : g.open_fd < 0 ? g.open_fd : 0;
 }
@@ -490,12 +493,12 @@ static bool take_probe_fd(int fd, int (*check)(int fd)) {
         return fcntl(fd, F_SETFD, FD_CLOEXEC) == 0;
 }
 
-int writer_groups_take_stored(WriterGroups *ret) {
-        WriterGroups g;
+int write_source_fds_take_stored(WriteSourceFds *ret) {
+        WriteSourceFds g;
         char **names = NULL;
         int n;
 
-        writer_groups_init(&g);
+        write_source_fds_init(&g);
         n = sd_listen_fds_with_names(1, &names);
         if (n < 0)
                 return n;
@@ -504,9 +507,9 @@ int writer_groups_take_stored(WriterGroups *ret) {
                 const char *name = names ? names[i] : NULL;
                 bool taken = false;
 
-                if (name && strcmp(name, WRITER_GROUP_FDNAME_WRITE) == 0 && g.write_fd < 0)
+                if (name && strcmp(name, WRITE_SOURCE_FDNAME_WRITE) == 0 && g.write_fd < 0)
                         slot = &g.write_fd;
-                else if (name && strcmp(name, WRITER_GROUP_FDNAME_OPEN) == 0 && g.open_fd < 0)
+                else if (name && strcmp(name, WRITE_SOURCE_FDNAME_OPEN) == 0 && g.open_fd < 0)
                         slot = &g.open_fd;
                 else if (name && strcmp(name, WRITE_PROBE_FDNAME_RING) == 0 && g.probe.ring_fd < 0)
                         slot = &g.probe.ring_fd;
@@ -568,7 +571,7 @@ int writer_groups_take_stored(WriterGroups *ret) {
         }
         /* Said in the daemon's startup line, where strerror(ENOENT) alone would say nothing. */
         snprintf(g.probe_why, sizeof(g.probe_why),
-                 "none in the fd store (thpguard-writer-groups, the unit's ExecStartPre=, logged why)");
+                 "none in the fd store (thpguard-write-source, the unit's ExecStartPre=, logged why)");
         *ret = g;
         return 1;
 }
