@@ -23,6 +23,20 @@
  */
 int capability_drop_all(void);
 
+/*
+ * The same, but what of keep (a mask of CAP_* bits) is permitted stays
+ * permitted, not effective: lock mode's CAP_SYS_PTRACE, which the daemon
+ * holds only until its gate is started (capability_raise() there), then
+ * drops with capability_drop_all().
+ */
+int capability_keep_only(uint64_t keep);
+
+/* Makes a permitted capability effective in the calling thread; -EPERM if it is not permitted. */
+int capability_raise(unsigned cap);
+
+/* Whether the calling thread has cap in its permitted set. */
+bool capability_permitted(unsigned cap);
+
 /* What the calling thread holds, read back from the kernel (capget(), prctl()). */
 typedef struct CapabilityState {
         uint64_t effective, permitted, inheritable, ambient, bounding;
@@ -42,3 +56,6 @@ int capability_state_read(CapabilityState *ret);
  * nothing from it.
  */
 int capability_check_dropped(char *why, size_t size);
+
+/* The same, but what of keep is permitted (never effective) is no failure. */
+int capability_check_kept(uint64_t keep, char *why, size_t size);

@@ -49,7 +49,9 @@
 typedef struct FanotifyGate FanotifyGate;
 
 typedef struct FanotifyGateCounters {
-        uint64_t opens;             /* opens let through */
+        uint64_t opens;             /* opens answered: let through, or refused (lock mode) */
+        uint64_t refused;           /* lock mode: opens refused */
+        uint64_t unseen;            /* lock mode: opens let through unjudged (outside our PID namespace) */
         uint64_t lookups;           /* processes looked up: one per process, not per open */
         uint64_t cmdline_abandoned; /* command-line reads given up (the process held its memory lock) */
         uint64_t floods;            /* times a file's mark was lifted for a writer opening it flat out */
@@ -77,6 +79,42 @@ typedef enum FanotifyGateHealth {
  */
 int fanotify_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid,
                       FanotifyGate **ret);
+
+/*
+ * Lock mode: the gate judges every open (lock-verdict.h) and refuses, with
+ * FAN_DENY, one that would write; group_fd must be a lock group
+ * (fanotify_groups_open_lock()). The gate makes CAP_SYS_PTRACE effective,
+ * which the caller must have permitted (it reads the opener's system call),
+ * and keeps nothing else; the caller drops it once this returns.
+ * refusal_fd is the write end of a non-blocking pipe the caller keeps: a
+ * byte after each refusal, which fanotify_gate_take_refusals() then gives.
+ * Its flood guard never lifts a mark: a writer in a loop is refused each
+ * time, and the lookup of it is made once.
+ */
+int fanotify_gate_new_locking(int group_fd, int notice_fd, int refusal_fd, const char *proc_root,
+                              pid_t daemon_pid, FanotifyGate **ret);
+
+/* A locking gate lets every open go on while not locked, as a gate that does not lock (a reload out of lock
+ * mode and back). */
+void fanotify_gate_set_locked(FanotifyGate *g, bool locked);
+
+/* One refused open, as the gate saw it before it answered. */
+typedef struct FanotifyGateRefusal {
+        uint64_t usec; /* CLOCK_MONOTONIC */
+        dev_t dev;     /* the knob file's */
+        ino_t ino;
+        pid_t tid;     /* the opening thread */
+        Writer writer; /* its process */
+        char why[48];  /* lock_judge()'s reason */
+} FanotifyGateRefusal;
+
+/*
+ * The refusals after *seq (0 at first), at most n, oldest first, into ret;
+ * their number. *seq moves past them; *ret_missed counts those the gate
+ * wrote over before they were taken (it keeps the last 32).
+ */
+size_t fanotify_gate_take_refusals(FanotifyGate *g, uint64_t *seq, FanotifyGateRefusal *ret, size_t n,
+                                   uint64_t *ret_missed);
 
 /*
  * Kills the gate and closes the group, so no open is held. Never waits for

@@ -43,8 +43,21 @@ int fanotify_groups_mark(int group_fd, int file_fd);
 int fanotify_groups_mark_gate(int group_fd, int file_fd);
 int fanotify_groups_unmark_gate(int group_fd, int file_fd);
 
+/*
+ * Lock mode's group (lock-verdict.h): the open group's, whose events name
+ * the opening thread (FAN_REPORT_TID, Linux 4.20: -EINVAL before), not its
+ * process, so that what the gate reads of it is the opener's own system
+ * call. The fd, or -errno.
+ */
+int fanotify_groups_open_lock(void);
+
+/* 0 if group_fd is such a group (its fdinfo's flags say so); -EMEDIUMTYPE if it is another. */
+int fanotify_groups_check_lock(int group_fd);
+
 /* Lets the open the event fd event_fd stands for go on; -errno if the group refused the answer. */
 int fanotify_groups_allow(int group_fd, int event_fd);
+/* Refuses it: the opener's open() fails with EPERM. */
+int fanotify_groups_deny(int group_fd, int event_fd);
 
 typedef struct FanotifyEvent {
         bool overflow;   /* the kernel dropped events: writers were missed */

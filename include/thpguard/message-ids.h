@@ -15,3 +15,7 @@
 #define THPGUARD_MESSAGE_WRITER_FIGHT      "47d9e2c1a8b64f05b3e7d0a9c5f2e196"
 /* At startup: which write source is in force (THPGUARD_WRITE_SOURCE, write-source.h), and why. */
 #define THPGUARD_MESSAGE_WRITE_SOURCE "b35413fac67548eb8690c045cb4c2b7f"
+/* Lock mode: at startup, what refuses other writers (THPGUARD_LOCK, write-source.h), and why none. */
+#define THPGUARD_MESSAGE_LOCK "e5c9950567d4448a9bfac4cd37549ff1"
+/* Lock mode: a write to a knob refused, and who tried. */
+#define THPGUARD_MESSAGE_WRITE_REFUSED "7b4bad02aeec4e5999c53cd2130f7364"

@@ -38,6 +38,10 @@
 typedef enum PolicyMode {
         POLICY_MODE_ENFORCE,
         POLICY_MODE_AUDIT,
+        /* enforce, and a write by anyone else refused where the kernel lets us (thpguardd(8), LOCK MODE) */
+        POLICY_MODE_LOCK,
+        _POLICY_MODE_MAX,
+        _POLICY_MODE_UNSET = -1, /* no --audit or --lock: the policy's own */
 } PolicyMode;
 
 typedef struct PolicyKnob {
@@ -89,12 +93,12 @@ int policy_parse(const char *file, const char *buf, size_t len, Diag *diag, Poli
 int policy_load(const char *file, Diag *diag, Policy **ret);
 
 /*
- * The policy as thpguardd runs it: policy_load(), and with audit (--audit)
- * the mode is audit. Its metrics_file is only checked to be an absolute
- * NAME.prom path here: what the file system holds there is the daemon's to
- * look at, at each write (enforcement never waits for the metrics).
+ * The policy as thpguardd runs it: policy_load(), and its mode replaced by
+ * mode unless that is _POLICY_MODE_UNSET (--audit, --lock). Its metrics_file is only checked to be an
+ * absolute NAME.prom path here: what the file system holds there is the daemon's to look at, at each write
+ * (enforcement never waits for the metrics).
  */
-int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret);
+int policy_load_as_daemon(const char *file, PolicyMode mode, Diag *diag, Policy **ret);
 
 /* The StrictModes rule on an fstat() result; euid is who will trust the file. */
 int policy_check_owner(const char *file, const struct stat *st, uid_t euid, Diag *diag);

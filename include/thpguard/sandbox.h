@@ -83,6 +83,14 @@ typedef struct SandboxDaemon {
         /* Files only read (--alive's metrics file): their directories readable. */
         const char *const *read_files;
         size_t n_read_files;
+        /*
+         * Lock mode: its gate is started before the confinement (a Landlock
+         * domain would keep it from reading an opener's system call), so
+         * outside the domain, and the daemon must be able to kill it: no
+         * signal scope (the seccomp filter still lets kill() reach the gate
+         * alone).
+         */
+        bool signal_outside;
 } SandboxDaemon;
 
 int sandbox_confine_daemon(const SandboxDaemon *d, SandboxResult *ret);

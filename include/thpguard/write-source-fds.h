@@ -29,11 +29,14 @@
 /* The names the groups carry through the store (FDNAME=). */
 #define WRITE_SOURCE_FDNAME_WRITE "thpguard-writer-write"
 #define WRITE_SOURCE_FDNAME_OPEN  "thpguard-writer-open"
+/* Lock mode's group (fanotify_groups_open_lock()). */
+#define WRITE_SOURCE_FDNAME_LOCK "thpguard-lock"
 
 /* What was asked for: --write-source, and --write-probe-hook or the policy's write_probe_hook. */
 typedef struct WriteSourceWant {
         WriteSource source;
         WriteProbeHook hook;
+        bool lock; /* the policy's mode = "lock" (or --lock): the lock group too */
 } WriteSourceWant;
 
 typedef struct WriteSourceFds {
@@ -43,6 +46,7 @@ typedef struct WriteSourceFds {
         WriteProbeHook probe_hook; /* the hook in force, when loaded */
         int write_fd;              /* -errno when there is none: why */
         int open_fd;               /* the same */
+        int lock_fd;               /* lock mode's group, when asked for; the same */
 } WriteSourceFds;
 
 /* None of either: every fd -ENOENT. */

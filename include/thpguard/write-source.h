@@ -59,6 +59,31 @@ static inline int write_source_from_string(const char *s, WriteSource *ret) {
         return 0;
 }
 
+/*
+ * What refuses other writers in lock mode (mode = "lock"): a journal field
+ * of the startup message, a --verify --json member, a metric label.
+ *
+ *   fanotify  the lock group and a locking writer gate (fanotify-gate.h,
+ *             lock-verdict.h): every open of a knob for writing through
+ *             this sysfs superblock, by anyone but thpguardd, fails with
+ *             EPERM; a write through another is corrected as in enforce
+ *   none      nothing can refuse: enforced as in enforce mode, and said why
+ */
+typedef enum LockMechanism {
+        LOCK_MECHANISM_NONE,
+        LOCK_MECHANISM_FANOTIFY,
+        _LOCK_MECHANISM_MAX,
+} LockMechanism;
+
+static const char *const lock_mechanism_names[_LOCK_MECHANISM_MAX] = {
+        [LOCK_MECHANISM_NONE] = "none",
+        [LOCK_MECHANISM_FANOTIFY] = "fanotify",
+};
+
+static inline const char *lock_mechanism_to_string(LockMechanism m) {
+        return m >= 0 && m < _LOCK_MECHANISM_MAX ? lock_mechanism_names[m] : "unknown";
+}
+
 typedef enum WriteProbeHook {
         WRITE_PROBE_HOOK_AUTO,
         WRITE_PROBE_HOOK_FEXIT,

@@ -66,6 +66,9 @@ bool writer_pid_alive(int pid_dirfd);
  */
 int writer_read_identity(int pid_dirfd, pid_t pid, Writer *ret);
 
+/* NUL at the end of every string of w: one another process wrote (the gate's shared memory) may lack it. */
+void writer_terminate(Writer *w);
+
 /* The command line into w->cmdline. It takes the memory lock: call it where a wait for ever is safe. */
 void writer_read_cmdline(int pid_dirfd, Writer *w);
 

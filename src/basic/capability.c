@@ -83,10 +83,11 @@ static void lock_securebits(const CapabilityState *s) {
                 (void)prctl(PR_SET_SECUREBITS, want, 0, 0, 0);
 }
 
-int capability_drop_all(void) {
+int capability_keep_only(uint64_t keep) {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-        struct __user_cap_data_struct zero[2] = {};
+        struct __user_cap_data_struct data[2] = {};
         CapabilityState s;
+        uint64_t kept;
         int r;
 
         r = capability_state_read(&s);
@@ -94,7 +95,9 @@ int capability_drop_all(void) {
                 return r;
         if (nothing_left(&s))
                 return 0;
-        /* Both need CAP_SETPCAP in the effective set: before the sets are emptied. */
+        kept = s.permitted & keep;
+        /* Both need CAP_SETPCAP in the effective set: before the sets are emptied. The bounding set
+         * goes whole: it only limits what execve() gives, and takes nothing from the permitted set. */
         if (s.effective & (UINT64_C(1) << CAP_SETPCAP)) {
                 for (unsigned c = 0; c < 64; c++)
                         if (s.bounding & (UINT64_C(1) << c))
@@ -105,13 +108,40 @@ int capability_drop_all(void) {
                 (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
         if (!s.no_new_privs)
                 (void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-        /* A process that has none makes no capset() call, which a seccomp filter may refuse. */
-        if ((s.effective || s.permitted || s.inheritable) && syscall(SYS_capset, &h, zero) < 0)
+        data[0].permitted = (uint32_t)kept;
+        data[1].permitted = (uint32_t)(kept >> 32);
+        /* A process that has no more than it keeps makes no capset() call, which a seccomp filter may
+         * refuse. */
+        if ((s.effective || s.inheritable || s.permitted != kept) && syscall(SYS_capset, &h, data) < 0)
                 return -errno;
         return 0;
 }
 
-int capability_check_dropped(char *why, size_t size) {
+int capability_drop_all(void) {
+        return capability_keep_only(0);
+}
+
+int capability_raise(unsigned cap) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[2] = {};
+        int r;
+
+        r = cap_get(data);
+        if (r < 0)
+                return r;
+        if (!(data[cap / 32].permitted & (1U << (cap % 32))))
+                return -EPERM;
+        data[cap / 32].effective |= 1U << (cap % 32);
+        return syscall(SYS_capset, &h, data) < 0 ? -errno : 0;
+}
+
+bool capability_permitted(unsigned cap) {
+        CapabilityState s;
+
+        return capability_state_read(&s) == 0 && (s.permitted & (UINT64_C(1) << cap));
+}
+
+int capability_check_kept(uint64_t keep, char *why, size_t size) {
         CapabilityState s;
         int r;
 
@@ -120,7 +150,7 @@ int capability_check_dropped(char *why, size_t size) {
                 snprintf(why, size, "cannot read the capability sets back: %s", strerror(-r));
                 return r;
         }
-        if (s.effective || s.permitted || s.inheritable || s.ambient) {
+        if (s.effective || (s.permitted & ~keep) || s.inheritable || s.ambient) {
                 snprintf(why, size,
                          "capabilities are left: effective 0x%" PRIx64 ", permitted 0x%" PRIx64
                          ", inheritable 0x%" PRIx64 ", ambient 0x%" PRIx64,
@@ -134,13 +164,18 @@ int capability_check_dropped(char *why, size_t size) {
         /* Not root and never privileged: with no-new-privs, execve() cannot use the bounding set. */
         if (s.bounding && geteuid() != 0 && getuid() != 0)
                 return 0;
-        if (s.bounding) {
+        /* What is kept may stay in it too: with no-new-privs no execve() gains from it. */
+        if (s.bounding & ~keep) {
                 snprintf(why, size,
                          "the bounding set keeps 0x%" PRIx64
                          ": emptying it takes CAP_SETPCAP, which this process was not given (the "
                          "shipped unit's CapabilityBoundingSet= has it)",
-                         s.bounding);
+                         s.bounding & ~keep);
                 return -EPERM;
         }
         return 0;
+}
+
+int capability_check_dropped(char *why, size_t size) {
+        return capability_check_kept(0, why, size);
 }

@@ -142,6 +142,7 @@ struct Daemon {
             *late_write_timer; /* records waiting for their writer (daemon.c) */
 
         SandboxResult sandbox; /* what daemon-sandbox.c applied */
+        bool files_confined;   /* Landlock applied (daemon_confine_files(), once) */
 };
 
 /* daemon.c (and daemon.h) */

@@ -20,7 +20,7 @@ int daemon_load_policy(Daemon *d, Diag *diag, Policy **ret) {
         Policy *p = NULL;
         int r;
 
-        r = policy_load_as_daemon(d->options->config, d->options->audit, diag, &p);
+        r = policy_load_as_daemon(d->options->config, d->options->mode, diag, &p);
         if (r < 0)
                 return r;
         compliance_check_policy(p, d->sysfs, diag);
@@ -68,6 +68,8 @@ static void reload(Daemon *d) {
                     "hook needs privileges the daemon gave up)",
                     d->options->config, p->write_probe_hook_line,
                     write_probe_hook_to_string(p->write_probe_hook));
+        PolicyMode old_mode = d->policy->mode;
+
         r = daemon_install_policy(d, p);
         if (r < 0) {
                 d->reloads_failed++;
@@ -77,6 +79,7 @@ static void reload(Daemon *d) {
         }
         TAKE_PTR(p); /* the daemon's now */
         d->reloads_ok++;
+        daemon_writers_reload_mode(d, old_mode);
         corrected = daemon_check_all(d, TRIGGER_RELOAD);
         log_event(&d->log, LOG_NOTICE, THPGUARD_MESSAGE_POLICY_RELOADED, f, ELEMENTSOF(f),
                   "policy reloaded from %s: %zu knobs, mode %s, %u corrected", d->options->config,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The daemon's confinement (sandbox.h). Landlock once the first policy is
- * loaded, before any thread or event source exists; the seccomp filter
+ * loaded, before any thread or event source exists (in lock mode once the
+ * gate runs, which must be outside the domain to read an opener's system
+ * call: daemon_start(), daemon_writers_join()); the seccomp filter
  * once the writer gate runs (it names the one other process the daemon may
  * signal), which is when the write source is in: at startup when the fd
  * store passed it in, else when the loader's answer joins
@@ -26,9 +28,13 @@ int daemon_confine_files(Daemon *d) {
                 .policy_file = d->options->config,
                 .knob_dir = d->sysfs->thp_dir,
                 .written_files = written,
+                .signal_outside = d->policy->mode == POLICY_MODE_LOCK,
         };
         int r;
 
+        if (d->files_confined)
+                return 0;
+        d->files_confined = true;
         for (size_t i = 0; i < ELEMENTSOF(files_written); i++)
                 if (files_written[i])
                         written[n_written++] = files_written[i];

@@ -21,6 +21,12 @@
  * writer that is gone by then is still named. Without the gate (a kernel
  * without permission events, or a gate that had to be killed) the loop
  * looks the writer up itself, and a writer that is gone is "exited".
+ *
+ * Lock mode (mode = "lock"), whatever the source: a third fanotify group,
+ * whose events name the opening thread, takes the open group's place, and
+ * the gate judges each open of a knob by that thread (lock-verdict.h),
+ * refusing one for writing. It needs CAP_SYS_PTRACE, which the daemon
+ * keeps (permitted, not in effect) only until the gate is started.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +38,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include "daemon-internal.h"
+#include "thpguard/capability.h"
 #include "thpguard/fanotify-groups.h"
 #include "thpguard/fileio.h"
 #include "thpguard/message-ids.h"
@@ -361,7 +370,9 @@ void daemon_writers_init(WriterAttribution *a) {
         *a = (WriterAttribution){ .write_fd = -EBADF,
                                   .gate_fd = -EBADF,
                                   .open_notice_fd = -EBADF,
-                                  .open_notice_write_fd = -EBADF };
+                                  .open_notice_write_fd = -EBADF,
+                                  .refusal_fd = -EBADF,
+                                  .refusal_write_fd = -EBADF };
         write_source_fds_init(&a->stored);
 }
 
@@ -375,6 +386,11 @@ void knob_attribution_done(KnobAttribution *a) {
 
 void knob_attribution_carry_over(KnobAttribution *a, const KnobAttribution *old) {
         a->writes = old->writes;
+        a->refused = old->refused;
+}
+
+const WriterTallies *daemon_writers_refused(const Daemon *d, size_t i) {
+        return d->policy->mode == POLICY_MODE_LOCK ? &d->knobs[i].attribution.refused : NULL;
 }
 
 const Writer *daemon_writer_of(Daemon *d, size_t i) {
@@ -454,7 +470,8 @@ void daemon_writers_mark(Daemon *d, size_t i) {
         struct stat st;
         int r;
 
-        if (!daemon_writers_on(d) || rt->file.fd < 0 || rt->attribution.marked_opened == rt->file.opened)
+        if ((!daemon_writers_on(d) && !d->attribution.gate) || rt->file.fd < 0 ||
+            rt->attribution.marked_opened == rt->file.opened)
                 return;
         rt->attribution.marked_opened = rt->file.opened;
         if (fstat(rt->file.fd, &st) < 0) {
@@ -462,7 +479,9 @@ void daemon_writers_mark(Daemon *d, size_t i) {
                 return;
         }
         /* The probe's filter holds every knob already: its records are matched by inode. */
-        r = d->attribution.probe ? 0 : fanotify_groups_mark(d->attribution.write_fd, rt->file.fd);
+        r = d->attribution.source == WRITE_SOURCE_FANOTIFY
+                ? fanotify_groups_mark(d->attribution.write_fd, rt->file.fd)
+                : 0;
         if (r >= 0 && d->attribution.gate)
                 r = fanotify_gate_mark(d->attribution.gate, rt->file.fd);
         if (r < 0) {
@@ -478,6 +497,18 @@ void daemon_writers_mark(Daemon *d, size_t i) {
         /* Our watch announces every write through this superblock: its records need not wake us. */
         if (d->attribution.probe)
                 write_probe_quiet_superblock(d->attribution.probe, st.st_dev);
+}
+
+/* What stops a lock: said in the startup line. */
+static void lock_impossible(Daemon *d, const char *why) {
+        LogField f[] = { { "THPGUARD_LOCK", "none" } };
+
+        snprintf(d->attribution.lock_why, sizeof(d->attribution.lock_why), "%s", why);
+        d->attribution.lock = LOCK_MECHANISM_NONE;
+        log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_LOCK, f, ELEMENTSOF(f),
+                  "lock: none (%s): knobs are enforced as in mode enforce; a foreign write is corrected, "
+                  "not refused",
+                  why);
 }
 
 /* The gate is gone: its group closed, nobody is held; writers are looked up after their write from now on.
@@ -496,6 +527,8 @@ static void gate_lost(Daemon *d, FanotifyGateHealth h) {
                   c.opens);
         d->attribution.gate_counters = c;
         d->attribution.gate_lost = true;
+        if (d->attribution.lock == LOCK_MECHANISM_FANOTIFY)
+                lock_impossible(d, "the writer gate, which held the lock, is gone");
         /* Out of the loop's epoll set before the group is closed: the gate's own copy may outlive ours. */
         d->attribution.gate_exit_source = event_source_disable_unref(d->attribution.gate_exit_source);
         d->attribution.gate_queue_source = event_source_disable_unref(d->attribution.gate_queue_source);
@@ -585,7 +618,9 @@ void daemon_writers_metrics(const Daemon *d, WriterAttributionMetrics *ret) {
                                            .probe_lost = a->probe_lost,
                                            .gate_up = a->gate != NULL,
                                            .gate_ran = a->gate || a->gate_lost,
-                                           .gate = a->gate_counters };
+                                           .gate = a->gate_counters,
+                                           .lock_asked = d->policy && d->policy->mode == POLICY_MODE_LOCK,
+                                           .lock = a->lock };
         if (a->gate)
                 fanotify_gate_counters(a->gate, &ret->gate);
 }
@@ -645,7 +680,8 @@ static WriteSourceWant wanted(const Daemon *d) {
         return (WriteSourceWant){ .source = d->options->write_source,
                                   .hook = d->options->write_probe_hook < _WRITE_PROBE_HOOK_MAX
                                               ? d->options->write_probe_hook
-                                              : d->policy->write_probe_hook };
+                                              : d->policy->write_probe_hook,
+                                  .lock = d->policy->mode == POLICY_MODE_LOCK };
 }
 
 void daemon_writers_begin(Daemon *d) {
@@ -658,7 +694,8 @@ void daemon_writers_begin(Daemon *d) {
                 d->attribution.have_stored = true;
                 return;
         }
-        if (d->options->write_source == WRITE_SOURCE_NONE)
+        /* --lock is known now; the policy's mode only once it is read: without a loader, no lock then. */
+        if (d->options->write_source == WRITE_SOURCE_NONE && d->options->mode != POLICY_MODE_LOCK)
                 return;
         d->attribution.loader_started_usec = now_usec(CLOCK_MONOTONIC);
         r = write_source_loader_start(d->sysfs->thp_dir, &d->attribution.loader);
@@ -670,8 +707,49 @@ void daemon_writers_begin(Daemon *d) {
         }
 }
 
+/*
+ * Lock mode: the lock group becomes the open group, for a locking gate,
+ * where the gate will be able to judge (CAP_SYS_PTRACE); else it is closed
+ * and the lock is none. Outside lock mode, or once decided against,
+ * CAP_SYS_PTRACE goes.
+ */
+static void lock_choose(Daemon *d, WriteSourceFds *g) {
+        char why[200];
+
+        if (d->policy->mode == POLICY_MODE_LOCK && g->lock_fd >= 0 && capability_permitted(CAP_SYS_PTRACE)) {
+                safe_close(g->open_fd);
+                g->open_fd = g->lock_fd;
+                g->lock_fd = -ENOENT;
+                d->attribution.lock_gate = true;
+                return;
+        }
+        if (d->policy->mode == POLICY_MODE_LOCK) {
+                if (g->lock_fd >= 0)
+                        snprintf(why, sizeof(why),
+                                 "its gate needs CAP_SYS_PTRACE to read an opener's system call, and "
+                                 "thpguardd was not given it");
+                else if (g->lock_fd == -ENOENT)
+                        snprintf(why, sizeof(why), "no fanotify lock group was opened%s",
+                                 d->options->write_source == WRITE_SOURCE_NONE
+                                     ? " (--write-source=none: give --lock, which is known before the "
+                                       "policy is read)"
+                                     : " (thpguard-write-source logged why)");
+                else
+                        snprintf(why, sizeof(why), "no fanotify lock group: %s%s", strerror(-g->lock_fd),
+                                 g->lock_fd == -EINVAL  ? " (the kernel has no permission events or no "
+                                                          "FAN_REPORT_TID, Linux 4.20)"
+                                 : g->lock_fd == -EPERM ? " (fanotify_init() needs CAP_SYS_ADMIN)"
+                                                        : "");
+                lock_impossible(d, why);
+        }
+        safe_close(g->lock_fd);
+        g->lock_fd = -ENOENT;
+        (void)capability_drop_all();
+}
+
 /* g made the daemon's: the probe mapped, or the groups kept; the startup line says which. */
 static void install(Daemon *d, WriteSourceFds *g, const char *when) {
+        lock_choose(d, g);
         if (g->probe_error == 0) {
                 WriteProbeFds fds = g->probe;
                 int r;
@@ -733,6 +811,9 @@ int daemon_writers_start(Daemon *d) {
         char why[512];
         int r;
 
+        /* Kept for a locking gate only: before the corrector thread, which would inherit it. */
+        if (!want.lock)
+                (void)capability_drop_all();
         if (d->attribution.have_stored) {
                 if (want.source == WRITE_SOURCE_NONE) {
                         write_source_fds_close(&d->attribution.stored);
@@ -803,6 +884,8 @@ int daemon_writers_join(Daemon *d) {
         install(d, &g, when);
         r = daemon_setup_fanotify_gate(d);
         if (r >= 0)
+                r = daemon_confine_files(d); /* lock mode: not before the gate */
+        if (r >= 0)
                 r = daemon_confine_syscalls(d);
         if (r >= 0) {
                 /* A write through another mount meanwhile raised no event: read every knob now. */
@@ -816,8 +899,122 @@ int daemon_writers_join(Daemon *d) {
         return r;
 }
 
+static int on_refusal(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* The lock's startup line, once its gate runs. */
+static void log_lock(Daemon *d) {
+        LogField f[] = { { "THPGUARD_LOCK", "fanotify" } };
+
+        log_event(&d->log, LOG_INFO, THPGUARD_MESSAGE_LOCK, f, ELEMENTSOF(f),
+                  "lock: fanotify: an open of a managed knob for writing through this sysfs mount, by any "
+                  "process but thpguardd, fails with EPERM and is logged; a write through another sysfs "
+                  "mount (a pod's own /sys) is not locked, and is corrected as in mode enforce");
+}
+
+/* How many lines one writer (by its label: a shell loop is a new pid each time) makes before it is quiet. */
+#define REFUSAL_LOG_BURST    5
+#define REFUSAL_LOG_INTERVAL (10 * USEC_PER_SEC)
+
+/* The writer's line budget: its own, or the least recently used one's, taken over. */
+static struct RefusalLog *refusal_log_of(Daemon *d, const char *label, uint64_t now) {
+        struct RefusalLog *l = d->attribution.refusal_log, *oldest = l;
+
+        for (size_t i = 0; i < ELEMENTSOF(d->attribution.refusal_log); i++) {
+                if (strcmp(l[i].label, label) == 0) {
+                        l[i].used_usec = now;
+                        return &l[i];
+                }
+                if (l[i].used_usec < oldest->used_usec)
+                        oldest = &l[i];
+        }
+        *oldest = (struct RefusalLog){ .limit = RATELIMIT_INIT(REFUSAL_LOG_INTERVAL, REFUSAL_LOG_BURST),
+                                       .used_usec = now };
+        snprintf(oldest->label, sizeof(oldest->label), "%s", label);
+        return oldest;
+}
+
+static void log_refusal(Daemon *d, const FanotifyGateRefusal *r, uint64_t now) {
+        size_t i = knob_of_file(d, r->dev, r->ino);
+        const char *knob = i == SIZE_MAX ? "a knob file" : d->policy->knobs[i].path;
+        char label[WRITER_LABEL_MAX], who[WRITER_LABEL_MAX + WRITER_EXE_MAX + 32], tid[16], suppressed[24];
+        struct RefusalLog *l;
+        WriterFields wf;
+
+        writer_label(&r->writer, label, sizeof(label));
+        if (i != SIZE_MAX)
+                writer_tally_add(&d->knobs[i].attribution.refused, label);
+        l = refusal_log_of(d, label, now);
+        if (ratelimit_count(&l->limit, now) != 0) {
+                l->suppressed++;
+                return;
+        }
+        writer_fields(&r->writer, &wf);
+        writer_describe(&r->writer, who, sizeof(who));
+        snprintf(tid, sizeof(tid), "%d", (int)r->tid);
+        snprintf(suppressed, sizeof(suppressed), "%" PRIu64, l->suppressed);
+        LogField f[] = {
+                { "THPGUARD_KNOB", i == SIZE_MAX ? NULL : knob },
+                { "THPGUARD_DESIRED", i == SIZE_MAX ? NULL : d->policy->knobs[i].desired },
+                { "THPGUARD_LOCK", "fanotify" },
+                { "THPGUARD_REASON", r->why },
+                { "THPGUARD_WRITER_TID", tid },
+                { "THPGUARD_SUPPRESSED", l->suppressed ? suppressed : NULL },
+                WRITER_FIELDS(wf),
+        };
+        log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITE_REFUSED, f, ELEMENTSOF(f),
+                  "refused a write to %s (%s by %s)%s%s%s", knob, r->why, who, l->suppressed ? "; " : "",
+                  l->suppressed ? suppressed : "",
+                  l->suppressed ? " more of its refusals were not logged" : "");
+        l->suppressed = 0;
+}
+
+static int on_refusal(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Daemon *d = userdata;
+        FanotifyGateRefusal batch[8];
+        uint64_t now = now_usec(CLOCK_MONOTONIC), missed;
+        char drain[256];
+        size_t n;
+
+        while (read(fd, drain, sizeof(drain)) > 0)
+                ;
+        if (!d->attribution.gate)
+                return 0;
+        do {
+                n = fanotify_gate_take_refusals(d->attribution.gate, &d->attribution.refusal_seq, batch,
+                                                ELEMENTSOF(batch), &missed);
+                d->attribution.refusals_missed += missed;
+                for (size_t i = 0; i < n; i++)
+                        log_refusal(d, &batch[i], now);
+        } while (n == ELEMENTSOF(batch));
+        return 0;
+}
+
+void daemon_writers_reload_mode(Daemon *d, PolicyMode old_mode) {
+        bool was = old_mode == POLICY_MODE_LOCK, is = d->policy->mode == POLICY_MODE_LOCK;
+
+        if (was == is)
+                return;
+        if (was && d->attribution.lock == LOCK_MECHANISM_FANOTIFY) {
+                fanotify_gate_set_locked(d->attribution.gate, false);
+                d->attribution.lock = LOCK_MECHANISM_NONE;
+                log_plain(&d->log, LOG_INFO,
+                          "lock: given up (the policy's mode is %s now): no write is refused",
+                          policy_mode_to_string(d->policy->mode));
+        } else if (is && d->attribution.gate && d->attribution.lock_gate) {
+                /* Locked before, given up by a reload, and asked for again: the gate still can. */
+                fanotify_gate_set_locked(d->attribution.gate, true);
+                d->attribution.lock = LOCK_MECHANISM_FANOTIFY;
+                log_lock(d);
+        } else if (is)
+                log_plain(
+                    &d->log, LOG_WARNING,
+                    "lock: none: mode lock takes a restart of thpguardd (its gate must be started with "
+                    "CAP_SYS_PTRACE, which is gone); until then knobs are enforced as in mode enforce");
+}
+
 int daemon_setup_fanotify_gate(Daemon *d) {
-        int notice[2], r;
+        bool lock = d->attribution.lock_gate;
+        int notice[2] = { -1, -1 }, refusal[2] = { -1, -1 }, r;
 
         if (d->attribution.gate_fd < 0)
                 return 0;
@@ -832,17 +1029,45 @@ int daemon_setup_fanotify_gate(Daemon *d) {
                 return log_error_errno(&d->log, r, "cannot handle SIGCHLD for the writer gate");
         }
         (void)sd_event_source_set_description(d->attribution.gate_child_source, "fanotify-gate-child");
-        /* Its notice of each foreign open, for the corrector thread (fanotify-gate.h says why). */
-        if (pipe2(notice, O_CLOEXEC | O_NONBLOCK) < 0)
+        /*
+         * Its notice of each foreign open, for the corrector thread (fanotify-gate.h says why): for the
+         * write group's records, so not where a locking gate runs beside another source.
+         */
+        if (d->attribution.source == WRITE_SOURCE_FANOTIFY && pipe2(notice, O_CLOEXEC | O_NONBLOCK) < 0)
                 notice[0] = notice[1] = -1; /* attribution works without: the correction is as fast as off */
         d->attribution.open_notice_fd = notice[0];
         d->attribution.open_notice_write_fd = notice[1];
-        /* After the capabilities are gone: the gate inherits ours. */
-        r = fanotify_gate_new(d->attribution.gate_fd, notice[1], d->proc_root, d->attribution.self_pid,
-                              &d->attribution.gate);
+        if (lock && pipe2(refusal, O_CLOEXEC | O_NONBLOCK) < 0) {
+                r = -errno;
+                d->attribution.gate_fd = safe_close(d->attribution.gate_fd);
+                return log_error_errno(&d->log, r, "cannot make the lock's pipe");
+        }
+        d->attribution.refusal_fd = refusal[0];
+        d->attribution.refusal_write_fd = refusal[1];
+        /* After every other capability is gone: the gate inherits ours, and a locking one CAP_SYS_PTRACE. */
+        r = lock ? fanotify_gate_new_locking(d->attribution.gate_fd, notice[1], refusal[1], d->proc_root,
+                                             d->attribution.self_pid, &d->attribution.gate)
+                 : fanotify_gate_new(d->attribution.gate_fd, notice[1], d->proc_root,
+                                     d->attribution.self_pid, &d->attribution.gate);
         d->attribution.gate_fd = -1; /* the gate's, even on failure */
+        if (lock) {
+                /* The gate has it, if it started: ours goes either way, before any other thread runs. */
+                int k = capability_drop_all();
+
+                if (k < 0)
+                        return log_error_errno(&d->log, k, "cannot drop CAP_SYS_PTRACE");
+        }
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot start the writer gate");
+        if (lock) {
+                r = sd_event_add_io(d->event, &d->attribution.refusal_source, d->attribution.refusal_fd,
+                                    EPOLLIN, on_refusal, d);
+                if (r < 0)
+                        return log_error_errno(&d->log, r, "cannot watch the lock's refusals");
+                (void)sd_event_source_set_description(d->attribution.refusal_source, "lock-refusal");
+                d->attribution.lock = LOCK_MECHANISM_FANOTIFY;
+                log_lock(d);
+        }
         r = sd_event_add_io(d->event, &d->attribution.gate_exit_source,
                             fanotify_gate_exit_fd(d->attribution.gate), EPOLLIN, on_gate_exit, d);
         if (r >= 0)
@@ -878,6 +1103,10 @@ void daemon_writers_free(Daemon *d) {
         safe_close(d->attribution.write_fd);
         safe_close(d->attribution.open_notice_fd);
         safe_close(d->attribution.open_notice_write_fd);
+        d->attribution.refusal_source = event_source_disable_unref(d->attribution.refusal_source);
+        safe_close(d->attribution.refusal_fd);
+        safe_close(d->attribution.refusal_write_fd);
+        d->attribution.refusal_fd = d->attribution.refusal_write_fd = -1;
         d->attribution.gate_fd = d->attribution.write_fd = d->attribution.open_notice_fd =
             d->attribution.open_notice_write_fd = -1;
 }

@@ -22,6 +22,7 @@
 
 #include "thpguard/compliance.h"
 #include "thpguard/fanotify-gate.h"
+#include "thpguard/ratelimit.h"
 #include "thpguard/write-probe-record.h"
 #include "thpguard/write-probe.h"
 #include "thpguard/write-source-fds.h"
@@ -56,6 +57,7 @@ typedef struct KnobAttribution {
         /* A record that said the policy's own value: a drift's writer only if nothing else names it. */
         struct write_probe_record weak_record;
         bool has_weak_record;
+        WriterTallies refused; /* lock mode: opens for writing refused, by writer */
 } KnobAttribution;
 
 typedef struct WriterAttribution {
@@ -100,6 +102,26 @@ typedef struct WriterAttribution {
          */
         sd_event_source *gate_exit_source, *gate_child_source, *gate_queue_source, *gate_timer;
         bool overflow_logged;
+
+        /*
+         * Lock mode: the lock group takes the open group's place (gate_fd)
+         * and the gate judges every open. lock_gate: the gate is, or is to
+         * be, a locking one; lock: what refuses writers now; lock_why: why
+         * nothing does.
+         */
+        bool lock_gate;
+        LockMechanism lock;
+        char lock_why[256];
+        int refusal_fd, refusal_write_fd; /* the gate's byte per refusal; -1 */
+        sd_event_source *refusal_source;
+        uint64_t refusal_seq;     /* the last refusal taken from the gate */
+        uint64_t refusals_missed; /* refusals the gate wrote over before they were taken */
+        struct RefusalLog {
+                char label[WRITER_LABEL_MAX];
+                RateLimit limit;
+                uint64_t suppressed; /* refusals not logged since its last line */
+                uint64_t used_usec;
+        } refusal_log[16];
 } WriterAttribution;
 
 /* What the metrics file says of writer attribution (daemon-metrics.c). */
@@ -111,6 +133,8 @@ typedef struct WriterAttributionMetrics {
         bool gate_up;              /* the writer gate runs */
         bool gate_ran;             /* a writer gate ran at some time: gate holds its counters */
         FanotifyGateCounters gate; /* the running gate's, or the lost one's last */
+        bool lock_asked;           /* mode = "lock" */
+        LockMechanism lock;        /* what refuses writers */
 } WriterAttributionMetrics;
 
 /* What one take of the probe's records says of knob i (daemon_writers_take_records()). */
@@ -156,8 +180,12 @@ bool daemon_writers_answered(const Daemon *d);
  * seen meanwhile), the corrector started again. -errno: the daemon exits.
  */
 int daemon_writers_join(Daemon *d);
-/* The writer gate started on the open group, where there is one. */
+/* The writer gate started on the open group, where there is one; in lock mode a locking one. */
 int daemon_setup_fanotify_gate(Daemon *d);
+/* Lock mode's refusals of knob i's writers, by writer; NULL unless the policy's mode is lock. */
+const WriterTallies *daemon_writers_refused(const Daemon *d, size_t i);
+/* A reload: lock mode kept, given up or (it takes a restart) asked for anew; said once. */
+void daemon_writers_reload_mode(Daemon *d, PolicyMode old_mode);
 void daemon_writers_free(Daemon *d);
 
 /* Attribution is on: some source names writers. */

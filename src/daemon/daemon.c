@@ -18,6 +18,8 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
+#include <linux/capability.h>
+
 #include "daemon-internal.h"
 #include "priority.h"
 #include "thpguard/capability.h"
@@ -693,18 +695,24 @@ Daemon *daemon_free(Daemon *d) {
 /*
  * Once the fanotify groups are open, before the policy or any /proc file
  * is read and before the writer gate exists (it inherits what we hold):
- * nothing of root is left, and what the kernel refused is fatal.
+ * nothing of root is left, and what the kernel refused is fatal. Where lock
+ * mode may be asked for (--lock, or the policy's mode, not read yet),
+ * CAP_SYS_PTRACE stays permitted, not in effect, for the locking gate;
+ * daemon_writers_start() and the gate's start drop it (daemon-writers.c).
  */
 static int drop_privileges(Daemon *d) {
+        uint64_t keep = d->options->mode == POLICY_MODE_LOCK || d->options->mode == _POLICY_MODE_UNSET
+                            ? UINT64_C(1) << CAP_SYS_PTRACE
+                            : 0;
         char why[256];
         int r, nice;
 
         /* Best effort, while CAP_SYS_NICE may still be held: priority.h says why. */
         (void)priority_raise(&nice);
-        r = capability_drop_all();
+        r = capability_keep_only(keep);
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot drop capabilities");
-        r = capability_check_dropped(why, sizeof(why));
+        r = capability_check_kept(keep, why, sizeof(why));
         if (r < 0)
                 return log_error_errno(&d->log, r, "not starting with privileges left: %s", why);
         return 0;
@@ -771,8 +779,11 @@ int daemon_start(Daemon *d) {
         if (r < 0)
                 return log_error_errno(&d->log, r, "cannot install the policy");
         TAKE_PTR(p); /* the daemon's now */
-        /* Confined for good before the writer gate, any event source or write. */
-        r = daemon_confine_files(d);
+        /*
+         * Confined for good before the writer gate, any event source or
+         * write; in lock mode after the gate (daemon-sandbox.c says why).
+         */
+        r = d->policy->mode == POLICY_MODE_LOCK ? 0 : daemon_confine_files(d);
         if (r < 0)
                 return r;
 
@@ -788,6 +799,8 @@ int daemon_start(Daemon *d) {
                 r = daemon_writers_start(d);
         if (r >= 0 && !daemon_writers_loading(d))
                 r = daemon_setup_fanotify_gate(d);
+        if (r >= 0 && !daemon_writers_loading(d))
+                r = daemon_confine_files(d);
         if (r >= 0 && !daemon_writers_loading(d))
                 r = daemon_confine_syscalls(d);
         if (r < 0)

@@ -14,12 +14,13 @@
 
 #include "thpguard/log.h"
 #include "thpguard/macro.h"
+#include "thpguard/policy.h"
 #include "thpguard/write-source.h"
 
 typedef struct DaemonOptions {
         const char *config;
         const char *sysfs_root;
-        bool audit;                      /* --audit: the policy's mode is audit (policy_load_as_daemon()) */
+        PolicyMode mode;                 /* --audit, --lock; _POLICY_MODE_UNSET: the policy's */
         const char *metrics_file;        /* --metrics-file: overrides the policy's metrics_file */
         const char *nfd_features_file;   /* --nfd-features-file: overrides the policy's nfd_features_file */
         WriteSource write_source;        /* --write-source: what may tell of writes (write-source.h) */

@@ -54,7 +54,7 @@ typedef struct Args {
         const char *config;
         const char *sysfs_root;
         bool json;
-        bool audit;
+        PolicyMode mode; /* --audit, --lock; _POLICY_MODE_UNSET: the policy's */
         LogTarget log_target;
         const char *metrics_file;
         const char *nfd_features_file;
@@ -74,6 +74,8 @@ static void help(void) {
                "      --json             with --verify: print a JSON document\n"
                "      --once             apply the policy once and exit\n"
                "      --audit            report drift but never write (overrides mode)\n"
+               "      --lock             enforce, and refuse every other writer's open of a knob\n"
+               "                         where the kernel lets us (overrides mode)\n"
                "      --log-target=auto|journal|console\n"
                "                         where events go; auto: the journal if its socket exists,\n"
                "                         else logfmt lines on stderr (default auto)\n"
@@ -115,6 +117,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 ARG_JSON,
                 ARG_ONCE,
                 ARG_AUDIT,
+                ARG_LOCK,
                 ARG_LOG_TARGET,
                 ARG_METRICS_FILE,
                 ARG_NFD_FEATURES_FILE,
@@ -130,6 +133,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "once", no_argument, NULL, ARG_ONCE },
                 { "audit", no_argument, NULL, ARG_AUDIT },
+                { "lock", no_argument, NULL, ARG_LOCK },
                 { "log-target", required_argument, NULL, ARG_LOG_TARGET },
                 { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
                 { "nfd-features-file", required_argument, NULL, ARG_NFD_FEATURES_FILE },
@@ -143,6 +147,7 @@ static int parse_argv(int argc, char **argv, Args *ret) {
         Args a = { .action = ACTION_DAEMON,
                    .config = POLICY_FILE_DEFAULT,
                    .sysfs_root = "/sys",
+                   .mode = _POLICY_MODE_UNSET,
                    .write_probe_hook = _WRITE_PROBE_HOOK_MAX };
         bool conflict = false;
         int c;
@@ -171,8 +176,16 @@ static int parse_argv(int argc, char **argv, Args *ret) {
                         a.json = true;
                         break;
                 case ARG_AUDIT:
-                        a.audit = true;
+                case ARG_LOCK: {
+                        PolicyMode m = c == ARG_AUDIT ? POLICY_MODE_AUDIT : POLICY_MODE_LOCK;
+
+                        if (a.mode != _POLICY_MODE_UNSET && a.mode != m) {
+                                fprintf(stderr, "thpguardd: --audit and --lock: choose one\n");
+                                return -EINVAL;
+                        }
+                        a.mode = m;
                         break;
+                }
                 case ARG_LOG_TARGET:
                         if (log_target_from_string(optarg, &a.log_target) < 0) {
                                 fprintf(stderr,
@@ -266,7 +279,7 @@ static int run_check_config(const Args *a) {
         _cleanup_sysfs_ Sysfs *s = NULL;
         int r;
 
-        r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
+        r = policy_load_as_daemon(a->config, a->mode, &diag, &p);
         if (r >= 0) {
                 /* --metrics-file overrides it: the policy's would not be written. */
                 if (!a->metrics_file)
@@ -288,7 +301,7 @@ static int open_policy_and_sysfs(const Args *a, Policy **ret_policy, Sysfs **ret
         _cleanup_policy_ Policy *p = NULL;
         int r;
 
-        r = policy_load_as_daemon(a->config, a->audit, &diag, &p);
+        r = policy_load_as_daemon(a->config, a->mode, &diag, &p);
         diag_print(&diag, stderr);
         if (r < 0)
                 return r;
@@ -425,7 +438,7 @@ static int run_daemon(const Args *a) {
         DaemonOptions o = {
                 .config = a->config,
                 .sysfs_root = a->sysfs_root,
-                .audit = a->audit,
+                .mode = a->mode,
                 .metrics_file = a->metrics_file,
                 .nfd_features_file = a->nfd_features_file,
                 .write_source = a->write_source,
@@ -460,7 +473,7 @@ static int run_alive(const Args *a) {
         char why[PATH_MAX + 256];
 
         if (!path) {
-                if (policy_load_as_daemon(a->config, a->audit, &diag, &p) < 0) {
+                if (policy_load_as_daemon(a->config, a->mode, &diag, &p) < 0) {
                         diag_print(&diag, stderr);
                         return EXIT_ERROR;
                 }

@@ -33,13 +33,16 @@ static void usage(FILE *f) {
 }
 
 /*
- * The policy's write_probe_hook, read by a child with nothing of root left;
- * auto where the policy is missing or invalid (the daemon refuses it then,
- * saying why). Only the hook's number crosses back.
+ * The policy's write_probe_hook, and whether its mode is lock, read by a
+ * child with nothing of root left; auto and no where the policy is missing
+ * or invalid (the daemon refuses it then, saying why). Only two numbers
+ * cross back.
  */
-static WriteProbeHook policy_hook(const char *config) {
+static WriteProbeHook policy_hook(const char *config, bool *ret_lock) {
         WriteProbeHook hook = WRITE_PROBE_HOOK_AUTO;
         int sv[2];
+
+        *ret_lock = false;
         pid_t pid;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -49,22 +52,26 @@ static WriteProbeHook policy_hook(const char *config) {
                 _cleanup_diag_ Diag diag = {};
                 _cleanup_policy_ Policy *p = NULL;
                 char why[256];
-                uint32_t h = WRITE_PROBE_HOOK_AUTO;
+                uint32_t h[2] = { WRITE_PROBE_HOOK_AUTO, 0 };
 
                 close(sv[0]);
                 if (capability_drop_all() < 0 || capability_check_dropped(why, sizeof(why)) < 0)
                         _exit(1);
-                if (policy_load(config, &diag, &p) >= 0)
-                        h = (uint32_t)p->write_probe_hook;
-                (void)!write(sv[1], &h, sizeof(h));
+                if (policy_load(config, &diag, &p) >= 0) {
+                        h[0] = (uint32_t)p->write_probe_hook;
+                        h[1] = p->mode == POLICY_MODE_LOCK;
+                }
+                (void)!write(sv[1], h, sizeof(h));
                 _exit(0);
         }
         close(sv[1]);
         if (pid > 0) {
-                uint32_t h;
+                uint32_t h[2];
 
-                if (read(sv[0], &h, sizeof(h)) == (ssize_t)sizeof(h) && h < _WRITE_PROBE_HOOK_MAX)
-                        hook = (WriteProbeHook)h;
+                if (read(sv[0], h, sizeof(h)) == (ssize_t)sizeof(h) && h[0] < _WRITE_PROBE_HOOK_MAX) {
+                        hook = (WriteProbeHook)h[0];
+                        *ret_lock = h[1] == 1;
+                }
                 while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                         ;
         }
@@ -117,11 +124,20 @@ int main(int argc, char **argv) {
                 usage(stderr);
                 return 2;
         }
-        if (want.hook == _WRITE_PROBE_HOOK_MAX)
-                want.hook = config ? policy_hook(config) : WRITE_PROBE_HOOK_AUTO;
-        if (want.source == WRITE_SOURCE_NONE)
+        if (config) {
+                WriteProbeHook h = policy_hook(config, &want.lock);
+
+                if (want.hook == _WRITE_PROBE_HOOK_MAX)
+                        want.hook = h;
+        } else if (want.hook == _WRITE_PROBE_HOOK_MAX)
+                want.hook = WRITE_PROBE_HOOK_AUTO;
+        if (want.source == WRITE_SOURCE_NONE && !want.lock)
                 return 0;
         r = write_source_fds_store(&want, &g);
+        if (want.lock && g.lock_fd < 0)
+                fprintf(stderr,
+                        "thpguard-write-source: no lock group for thpguardd: %s; no write is refused\n",
+                        strerror(-g.lock_fd));
         if (r == 0 && g.probe_error == 0)
                 return 0;
         if (g.probe_error < 0)

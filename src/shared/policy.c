@@ -39,7 +39,7 @@ Policy *policy_free(Policy *p) {
 }
 
 const char *policy_mode_to_string(PolicyMode mode) {
-        return mode == POLICY_MODE_AUDIT ? "audit" : "enforce";
+        return mode == POLICY_MODE_AUDIT ? "audit" : mode == POLICY_MODE_LOCK ? "lock" : "enforce";
 }
 
 static const char *type_name(int type) {
@@ -284,9 +284,12 @@ static int parse_root(PolicyParser *pp, const config_setting_t *root) {
                                 p->mode = POLICY_MODE_ENFORCE;
                         else if (strcmp(m, "audit") == 0)
                                 p->mode = POLICY_MODE_AUDIT;
+                        else if (strcmp(m, "lock") == 0)
+                                p->mode = POLICY_MODE_LOCK;
                         else
                                 diag_error(pp->diag, pp->file, line_of(s),
-                                           "mode: invalid value \"%s\" (expected enforce or audit)", m);
+                                           "mode: invalid value \"%s\" (expected enforce, audit or lock)",
+                                           m);
                 } else if (strcmp(key, "write_probe_hook") == 0) {
                         const char *h;
 
@@ -540,15 +543,15 @@ int policy_load(const char *file, Diag *diag, Policy **ret) {
         return policy_parse(file, buf, len, diag, ret);
 }
 
-int policy_load_as_daemon(const char *file, bool audit, Diag *diag, Policy **ret) {
+int policy_load_as_daemon(const char *file, PolicyMode mode, Diag *diag, Policy **ret) {
         Policy *p = NULL;
         int r;
 
         r = policy_load(file, diag, &p);
         if (r < 0)
                 return r;
-        if (audit)
-                p->mode = POLICY_MODE_AUDIT;
+        if (mode != _POLICY_MODE_UNSET)
+                p->mode = mode;
         *ret = p;
         return 0;
 }

@@ -107,7 +107,8 @@ static int add_path_rule(int ruleset, const SandboxPath *p, uint64_t handled, co
         return 0;
 }
 
-static int landlock_apply(const SandboxPath *paths, size_t n, int *ret_abi, const char **missing) {
+static int landlock_apply(const SandboxPath *paths, size_t n, bool scope_signals, int *ret_abi,
+                          const char **missing) {
         _cleanup_close_ int ruleset = -EBADF;
         struct ll_ruleset_attr attr = {};
         size_t attr_size;
@@ -130,7 +131,7 @@ static int landlock_apply(const SandboxPath *paths, size_t n, int *ret_abi, cons
                 attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
                 attr_size = offsetof(struct ll_ruleset_attr, scoped);
         }
-        if (abi >= 6) {
+        if (abi >= 6 && scope_signals) {
                 /* Not the abstract AF_UNIX scope: NOTIFY_SOCKET may be an abstract socket. */
                 attr.scoped = LL_SCOPE_SIGNAL;
                 attr_size = sizeof(attr);
@@ -380,16 +381,21 @@ static bool unavailable(int r) {
         return r == -ENOSYS || r == -EOPNOTSUPP || r == -EPERM;
 }
 
-int sandbox_landlock(const SandboxPath *paths, size_t n_paths, SandboxResult *ret) {
+static int landlock_confine(const SandboxPath *paths, size_t n_paths, bool scope_signals,
+                            SandboxResult *ret) {
         SandboxResult res = {};
         int r;
 
-        r = landlock_apply(paths, n_paths, &res.landlock_abi, &res.missing);
+        r = landlock_apply(paths, n_paths, scope_signals, &res.landlock_abi, &res.missing);
         if (r < 0 && !unavailable(r))
                 return r;
         res.landlock_error = r < 0 ? r : 0;
         *ret = res;
         return 0;
+}
+
+int sandbox_landlock(const SandboxPath *paths, size_t n_paths, SandboxResult *ret) {
+        return landlock_confine(paths, n_paths, true, ret);
 }
 
 int sandbox_seccomp(pid_t signal_also, SandboxResult *ret) {
@@ -459,7 +465,7 @@ int sandbox_confine_daemon_files(const SandboxDaemon *d, SandboxResult *ret) {
         r = daemon_paths(d, dirs, paths, &n);
         if (r < 0)
                 return r;
-        return sandbox_landlock(paths, n, ret);
+        return landlock_confine(paths, n, !d->signal_outside, ret);
 }
 
 int sandbox_confine_daemon(const SandboxDaemon *d, SandboxResult *ret) {

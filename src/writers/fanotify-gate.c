@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -17,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lock-verdict.h"
+#include "thpguard/capability.h"
 #include "thpguard/event-util.h"
 #include "thpguard/fanotify-groups.h"
 #include "thpguard/fileio.h"
@@ -34,6 +38,8 @@
 /* ... for this long, then put back. */
 #define GATE_FLOOD_PAUSE_USEC (10 * USEC_PER_SEC)
 #define GATE_FILES_MAX        64
+/* Lock mode's last refusals, for the daemon to log. */
+#define GATE_REFUSALS 32
 
 /* One opener, in the memory both processes share. seq is odd while the gate writes it. */
 typedef struct GateSlot {
@@ -41,10 +47,20 @@ typedef struct GateSlot {
         Writer writer;
 } GateSlot;
 
+/* One refusal: number n (1, 2, ...) is in refusal[(n - 1) % GATE_REFUSALS]; seq as a slot's. */
+typedef struct GateRefusalSlot {
+        _Atomic uint32_t seq;
+        uint64_t number;
+        FanotifyGateRefusal refusal;
+} GateRefusalSlot;
+
 typedef struct GateShared {
-        _Atomic uint64_t opens, lookups, cmdline_abandoned, floods;
+        _Atomic uint64_t opens, lookups, cmdline_abandoned, floods, refused, unseen;
         _Atomic uint64_t busy_since_usec; /* CLOCK_MONOTONIC: events taken and not all answered; 0 idle */
         GateSlot slot[GATE_SLOTS];
+        _Atomic uint64_t refusals_written;
+        _Atomic bool unlocked; /* lock mode given up (a reload): every open goes on */
+        GateRefusalSlot refusal[GATE_REFUSALS];
 } GateShared;
 
 struct FanotifyGate {
@@ -83,7 +99,9 @@ typedef struct CmdlineReader {
 
 typedef struct Gate {
         int group_fd, proc_rootfd;
-        int notice_fd; /* fanotify_gate_new()'s: a byte per foreign open, before it goes on; -1: none */
+        int notice_fd;  /* fanotify_gate_new()'s: a byte per foreign open, before it goes on; -1: none */
+        bool lock;      /* lock mode: every open judged, one that would write refused */
+        int refusal_fd; /* lock mode: a byte per refusal; -1: none */
         pid_t daemon_pid, self_pid;
         GateShared *shared;
         pthread_mutex_t slots_lock; /* the slots have two writers: the gate and its reader */
@@ -94,14 +112,14 @@ typedef struct Gate {
         CmdlineReader reader;
 } Gate;
 
-static void slot_write_begin(GateSlot *s) {
-        atomic_fetch_add_explicit(&s->seq, 1, memory_order_acq_rel);
+static void slot_write_begin(_Atomic uint32_t *seq) {
+        atomic_fetch_add_explicit(seq, 1, memory_order_acq_rel);
         atomic_thread_fence(memory_order_release);
 }
 
-static void slot_write_end(GateSlot *s) {
+static void slot_write_end(_Atomic uint32_t *seq) {
         atomic_thread_fence(memory_order_release);
-        atomic_fetch_add_explicit(&s->seq, 1, memory_order_acq_rel);
+        atomic_fetch_add_explicit(seq, 1, memory_order_acq_rel);
 }
 
 static void *cmdline_reader_main(void *userdata) {
@@ -132,9 +150,9 @@ static void *cmdline_reader_main(void *userdata) {
                 pthread_mutex_lock(&g->slots_lock);
                 if (g->shared->slot[c->slot].writer.pid == c->pid &&
                     !g->shared->slot[c->slot].writer.cmdline[0]) {
-                        slot_write_begin(&g->shared->slot[c->slot]);
+                        slot_write_begin(&g->shared->slot[c->slot].seq);
                         memcpy(g->shared->slot[c->slot].writer.cmdline, c->result, sizeof(c->result));
-                        slot_write_end(&g->shared->slot[c->slot]);
+                        slot_write_end(&g->shared->slot[c->slot].seq);
                 }
                 pthread_mutex_unlock(&g->slots_lock);
                 pthread_cond_broadcast(&c->changed);
@@ -192,33 +210,37 @@ static size_t slot_of(Gate *g, pid_t pid, bool *ret_alive) {
         return SIZE_MAX;
 }
 
-/* A process already in a slot and alive is not looked up again: no file is opened for it. */
-static void look_up(Gate *g, pid_t pid) {
+/*
+ * A process already in a slot and alive is not looked up again: no file is
+ * opened for it. Its slot, or SIZE_MAX if it is gone or out of our sight.
+ */
+static size_t look_up(Gate *g, pid_t pid) {
         bool alive = false;
         size_t i = slot_of(g, pid, &alive);
         int dirfd;
         Writer w;
 
         if (i != SIZE_MAX && alive)
-                return;
+                return i;
         if (i == SIZE_MAX) {
                 i = g->next_slot;
                 g->next_slot = (i + 1) % GATE_SLOTS;
         }
         dirfd = writer_open_pid(g->proc_rootfd, pid);
         if (dirfd < 0)
-                return; /* outside our /proc (another PID namespace) or gone already */
+                return SIZE_MAX; /* outside our /proc (another PID namespace) or gone already */
         (void)writer_read_identity(dirfd, pid, &w);
         read_cmdline_briefly(g, i, dirfd, &w);
         atomic_fetch_add(&g->shared->lookups, 1);
 
         pthread_mutex_lock(&g->slots_lock);
-        slot_write_begin(&g->shared->slot[i]);
+        slot_write_begin(&g->shared->slot[i].seq);
         g->shared->slot[i].writer = w;
-        slot_write_end(&g->shared->slot[i]);
+        slot_write_end(&g->shared->slot[i].seq);
         pthread_mutex_unlock(&g->slots_lock);
         safe_close(g->dirfd[i]);
         g->dirfd[i] = dirfd;
+        return i;
 }
 
 static GateFile *file_of(Gate *g, const struct stat *st) {
@@ -278,6 +300,65 @@ static int resume_marks(Gate *g, uint64_t now) {
         return next == UINT64_MAX ? -1 : (int)((next - now) / 1000 + 1);
 }
 
+/*
+ * What lock_judge() needs of the thread tid, read while it waits in its
+ * open: its status, and its system call only where that decides.
+ * *ret_tgid: its process, or tid where that could not be read.
+ */
+static LockVerdict judge(Gate *g, pid_t tid, int event_fd, pid_t *ret_tgid, const char **ret_why) {
+        LockOpener o = { .tid = tid, .creds_error = -ENOENT, .syscall_error = -ENOENT };
+        _cleanup_close_ int dirfd = -1;
+        char buf[4096];
+        struct stat st;
+        size_t len;
+
+        /* A file whose mode cannot be had is taken as writable by anyone: only its open's flags then tell.
+         */
+        if (fstat(event_fd, &st) < 0)
+                st = (struct stat){ .st_mode = 0777, .st_uid = (uid_t)-1 };
+        o.file_mode = st.st_mode;
+        o.file_uid = st.st_uid;
+        if (tid > 0) {
+                dirfd = writer_open_pid(g->proc_rootfd, tid);
+                o.creds_error = dirfd < 0 ? dirfd : read_file_at(dirfd, "status", buf, sizeof(buf), &len);
+                if (o.creds_error == 0)
+                        o.creds_error = lock_parse_creds(buf, len, &o.creds);
+                if (lock_needs_syscall(&o, g->daemon_pid)) {
+                        o.syscall_error = read_file_at(dirfd, "syscall", buf, sizeof(buf), &len);
+                        if (o.syscall_error == 0)
+                                o.syscall_error = lock_parse_syscall(buf, len, &o.syscall);
+                }
+        }
+        *ret_tgid = o.creds_error == 0 && o.creds.tgid > 0 ? o.creds.tgid : tid;
+        return lock_judge(&o, g->daemon_pid, ret_why);
+}
+
+/* Refusal number n into the ring, from the opener's slot (SIZE_MAX: only its pid is known). */
+static void note_refusal(Gate *g, int event_fd, pid_t tid, pid_t pid, size_t slot, const char *why,
+                         uint64_t now) {
+        uint64_t n = atomic_load(&g->shared->refusals_written) + 1;
+        GateRefusalSlot *r = &g->shared->refusal[(n - 1) % GATE_REFUSALS];
+        FanotifyGateRefusal f = { .usec = now, .tid = tid };
+        struct stat st;
+
+        if (fstat(event_fd, &st) == 0) {
+                f.dev = st.st_dev;
+                f.ino = st.st_ino;
+        }
+        if (slot != SIZE_MAX) {
+                pthread_mutex_lock(&g->slots_lock);
+                f.writer = g->shared->slot[slot].writer;
+                pthread_mutex_unlock(&g->slots_lock);
+        } else
+                f.writer = (Writer){ .pid = pid, .exited = pid > 0 };
+        snprintf(f.why, sizeof(f.why), "%s", why);
+        slot_write_begin(&r->seq);
+        r->number = n;
+        r->refusal = f;
+        slot_write_end(&r->seq);
+        atomic_store(&g->shared->refusals_written, n);
+}
+
 static void answer_batch(Gate *g, const char *buf, size_t len) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         size_t offset = 0;
@@ -286,9 +367,32 @@ static void answer_batch(Gate *g, const char *buf, size_t len) {
         while (fanotify_groups_next(buf, len, &offset, &ev) > 0) {
                 if (ev.overflow || ev.fd < 0)
                         continue;
+                if (ev.permission && g->lock && !atomic_load(&g->shared->unlocked)) {
+                        const char *why;
+                        pid_t tid = ev.pid;
+                        LockVerdict v = judge(g, tid, ev.fd, &ev.pid, &why);
+
+                        if (v == LOCK_ALLOW_UNSEEN)
+                                atomic_fetch_add(&g->shared->unseen, 1);
+                        if (v == LOCK_DENY) {
+                                size_t slot = ev.pid > 0 ? look_up(g, ev.pid) : SIZE_MAX;
+
+                                note_refusal(g, ev.fd, tid, ev.pid, slot, why, now);
+                                (void)fanotify_groups_deny(g->group_fd, ev.fd);
+                                atomic_fetch_add(&g->shared->refused, 1);
+                                atomic_fetch_add(&g->shared->opens, 1);
+                                /* Never blocks: a full pipe has told the daemon already. */
+                                if (g->refusal_fd >= 0)
+                                        (void)!write(g->refusal_fd, "r", 1);
+                                close(ev.fd);
+                                continue;
+                        }
+                }
                 if (ev.permission && ev.pid != g->daemon_pid && ev.pid != g->self_pid && ev.pid > 0) {
-                        note_open(g, ev.fd, now);
-                        look_up(g, ev.pid);
+                        /* A lock's mark stays: a writer in a loop is refused each time. */
+                        if (!g->lock)
+                                note_open(g, ev.fd, now);
+                        (void)look_up(g, ev.pid);
                         /* Never blocks: a full pipe has told the daemon already. */
                         if (g->notice_fd >= 0)
                                 (void)!write(g->notice_fd, "o", 1);
@@ -302,18 +406,18 @@ static void answer_batch(Gate *g, const char *buf, size_t len) {
 }
 
 /* Every fd but the group, the two pipes and stderr is the daemon's: none is ours to keep. */
-static void close_other_fds(int keep1, int keep2, int keep3) {
+static void close_other_fds(int keep1, int keep2, int keep3, int keep4) {
         int max = (int)sysconf(_SC_OPEN_MAX);
 
         if (max < 0 || max > 65536)
                 max = 65536;
         for (int fd = 3; fd < max; fd++)
-                if (fd != keep1 && fd != keep2 && fd != keep3)
+                if (fd != keep1 && fd != keep2 && fd != keep3 && fd != keep4)
                         (void)close(fd);
 }
 
-_Noreturn static void gate_main(int group_fd, int exit_fd, int notice_fd, const char *proc_root,
-                                pid_t daemon_pid, GateShared *shared) {
+_Noreturn static void gate_main(int group_fd, int exit_fd, int notice_fd, int refusal_fd, bool lock,
+                                const char *proc_root, pid_t daemon_pid, GateShared *shared) {
         SandboxResult confined;
         Gate g = {};
         pthread_t reader;
@@ -325,13 +429,22 @@ _Noreturn static void gate_main(int group_fd, int exit_fd, int notice_fd, const 
         /* Out of the daemon's process group: Ctrl-Z on a foreground thpguardd does not stop the gate. */
         (void)setpgid(0, 0);
         (void)prctl(PR_SET_NAME, "thpguardd-gate");
-        close_other_fds(group_fd, exit_fd, notice_fd);
+        close_other_fds(group_fd, exit_fd, notice_fd, refusal_fd);
+        /* Locking, CAP_SYS_PTRACE over the openers and nothing else; else nothing (we were forked without).
+         */
+        if (lock && (capability_keep_only(UINT64_C(1) << CAP_SYS_PTRACE) < 0 ||
+                     capability_raise(CAP_SYS_PTRACE) < 0))
+                _exit(EXIT_FAILURE);
+        if (!lock && capability_drop_all() < 0)
+                _exit(EXIT_FAILURE);
         /* The daemon's Landlock domain is ours already; its system-call filter comes after us, so install
          * ours. */
         (void)sandbox_seccomp(0, &confined);
 
         g.group_fd = group_fd;
         g.notice_fd = notice_fd;
+        g.lock = lock;
+        g.refusal_fd = refusal_fd;
         g.daemon_pid = daemon_pid;
         g.self_pid = getpid();
         g.shared = shared;
@@ -373,8 +486,8 @@ _Noreturn static void gate_main(int group_fd, int exit_fd, int notice_fd, const 
 
 /* ---- The daemon's side -------------------------------------------------- */
 
-int fanotify_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid,
-                      FanotifyGate **ret) {
+static int gate_new(int group_fd, int notice_fd, int refusal_fd, bool lock, const char *proc_root,
+                    pid_t daemon_pid, FanotifyGate **ret) {
         _cleanup_(fanotify_gate_freep) FanotifyGate *g = NULL;
         int pipefd[2];
 
@@ -402,12 +515,23 @@ int fanotify_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t 
         }
         if (g->pid == 0) {
                 close(pipefd[0]);
-                gate_main(group_fd, pipefd[1], notice_fd, proc_root, daemon_pid, g->shared);
+                gate_main(group_fd, pipefd[1], notice_fd, refusal_fd, lock, proc_root, daemon_pid,
+                          g->shared);
         }
         close(pipefd[1]);
         g->exit_fd = pipefd[0];
         *ret = TAKE_PTR(g);
         return 0;
+}
+
+int fanotify_gate_new(int group_fd, int notice_fd, const char *proc_root, pid_t daemon_pid,
+                      FanotifyGate **ret) {
+        return gate_new(group_fd, notice_fd, -1, false, proc_root, daemon_pid, ret);
+}
+
+int fanotify_gate_new_locking(int group_fd, int notice_fd, int refusal_fd, const char *proc_root,
+                              pid_t daemon_pid, FanotifyGate **ret) {
+        return gate_new(group_fd, notice_fd, refusal_fd, true, proc_root, daemon_pid, ret);
 }
 
 /*
@@ -559,11 +683,7 @@ bool fanotify_gate_find(FanotifyGate *g, pid_t pid, Writer *ret) {
                 }
                 if (!read || w.pid != pid)
                         continue;
-                /* The gate writes what it reads as it reads it: terminate every string it hands over. */
-                w.comm[sizeof(w.comm) - 1] = w.exe[sizeof(w.exe) - 1] = w.cmdline[sizeof(w.cmdline) - 1] =
-                    w.cgroup[sizeof(w.cgroup) - 1] = '\0';
-                w.owner.unit[sizeof(w.owner.unit) - 1] = w.owner.pod_uid[sizeof(w.owner.pod_uid) - 1] =
-                    w.owner.container_id[sizeof(w.owner.container_id) - 1] = '\0';
+                writer_terminate(&w);
                 w.exited = false;
                 *ret = w;
                 return true; /* the gate keeps one slot per pid */
@@ -579,4 +699,52 @@ void fanotify_gate_counters(const FanotifyGate *g, FanotifyGateCounters *ret) {
         ret->lookups = atomic_load(&g->shared->lookups);
         ret->cmdline_abandoned = atomic_load(&g->shared->cmdline_abandoned);
         ret->floods = atomic_load(&g->shared->floods);
+        ret->refused = atomic_load(&g->shared->refused);
+        ret->unseen = atomic_load(&g->shared->unseen);
+}
+
+size_t fanotify_gate_take_refusals(FanotifyGate *g, uint64_t *seq, FanotifyGateRefusal *ret, size_t n,
+                                   uint64_t *ret_missed) {
+        uint64_t written, next = *seq + 1;
+        size_t taken = 0;
+
+        *ret_missed = 0;
+        if (!g->shared)
+                return 0;
+        written = atomic_load(&g->shared->refusals_written);
+        if (written >= GATE_REFUSALS && next <= written - GATE_REFUSALS) {
+                *ret_missed = written - GATE_REFUSALS + 1 - next;
+                next = written - GATE_REFUSALS + 1;
+        }
+        for (; next <= written && taken < n; next++) {
+                GateRefusalSlot *r = &g->shared->refusal[(next - 1) % GATE_REFUSALS];
+                FanotifyGateRefusal f;
+                uint64_t number = 0;
+                bool read = false;
+
+                for (int tries = 0; tries < 100 && !read; tries++) {
+                        uint32_t s = atomic_load_explicit(&r->seq, memory_order_acquire);
+
+                        if (s & 1)
+                                continue;
+                        number = r->number;
+                        memcpy(&f, &r->refusal, sizeof(f));
+                        atomic_thread_fence(memory_order_acquire);
+                        read = s == atomic_load_explicit(&r->seq, memory_order_relaxed);
+                }
+                if (!read || number != next) {
+                        (*ret_missed)++; /* written over meanwhile, or torn by a gate killed mid-write */
+                        continue;
+                }
+                writer_terminate(&f.writer);
+                f.why[sizeof(f.why) - 1] = '\0';
+                ret[taken++] = f;
+        }
+        *seq = next - 1;
+        return taken;
+}
+
+void fanotify_gate_set_locked(FanotifyGate *g, bool locked) {
+        if (g->shared)
+                atomic_store(&g->shared->unlocked, !locked);
 }

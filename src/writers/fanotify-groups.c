@@ -3,15 +3,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/fanotify.h>
 #include <unistd.h>
+
+#include "thpguard/fileio.h"
+#include "thpguard/number.h"
 
 /* include/uapi/linux/fanotify.h, Linux 5.15: RHEL 8's headers predate it. */
 #ifndef FAN_REPORT_PIDFD
 #define FAN_REPORT_PIDFD          0x00000080
 #define FAN_EVENT_INFO_TYPE_PIDFD 4
 #define FAN_EPIDFD                -2
+#endif
+
+/* Linux 4.20: RHEL 8's headers predate it too. */
+#ifndef FAN_REPORT_TID
+#define FAN_REPORT_TID 0x00000100
 #endif
 
 static int open_group(unsigned int class) {
@@ -29,6 +38,34 @@ int fanotify_groups_open(void) {
 
 int fanotify_groups_open_gate(void) {
         return open_group(FAN_CLASS_CONTENT);
+}
+
+int fanotify_groups_open_lock(void) {
+        return open_group(FAN_CLASS_CONTENT | FAN_REPORT_TID);
+}
+
+int fanotify_groups_check_lock(int group_fd) {
+        char path[64], buf[4096], *p;
+        size_t len;
+        uint64_t flags;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", group_fd);
+        r = read_file_below("/", path + 1, buf, sizeof(buf), &len);
+        if (r < 0)
+                return r;
+        /* "fanotify flags:110 event-flags:8002": the flags fanotify_init() was given, in hex. */
+        p = strstr(buf, "fanotify flags:");
+        if (!p)
+                return -EMEDIUMTYPE;
+        p += strlen("fanotify flags:");
+        r = number_parse_hex_u64(p, strcspn(p, " \n"), &flags);
+        if (r < 0)
+                return r;
+        if (!(flags & FAN_REPORT_TID) ||
+            (flags & (FAN_CLASS_CONTENT | FAN_CLASS_PRE_CONTENT)) != FAN_CLASS_CONTENT)
+                return -EMEDIUMTYPE;
+        return 0;
 }
 
 /* With a NULL path, the object marked is the one the fd is open on. */
@@ -50,8 +87,8 @@ int fanotify_groups_unmark_gate(int group_fd, int file_fd) {
         return mark(group_fd, FAN_MARK_REMOVE, FAN_OPEN_PERM, file_fd);
 }
 
-int fanotify_groups_allow(int group_fd, int event_fd) {
-        struct fanotify_response r = { .fd = event_fd, .response = FAN_ALLOW };
+static int answer(int group_fd, int event_fd, uint32_t response) {
+        struct fanotify_response r = { .fd = event_fd, .response = response };
         ssize_t n;
 
         do
@@ -60,6 +97,14 @@ int fanotify_groups_allow(int group_fd, int event_fd) {
         if (n < 0)
                 return -errno;
         return n == (ssize_t)sizeof(r) ? 0 : -EIO;
+}
+
+int fanotify_groups_allow(int group_fd, int event_fd) {
+        return answer(group_fd, event_fd, FAN_ALLOW);
+}
+
+int fanotify_groups_deny(int group_fd, int event_fd) {
+        return answer(group_fd, event_fd, FAN_DENY);
 }
 
 /*

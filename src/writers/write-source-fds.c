@@ -30,15 +30,17 @@ void write_source_fds_init(WriteSourceFds *g) {
                                .probe_error = -ENOENT,
                                .probe_hook = _WRITE_PROBE_HOOK_MAX,
                                .write_fd = -ENOENT,
-                               .open_fd = -ENOENT };
+                               .open_fd = -ENOENT,
+                               .lock_fd = -ENOENT };
 }
 
 /* The fds of g, in the order the loader sends them. */
-#define GROUP_FDS 6
+#define GROUP_FDS 7
 static int *group_fd(WriteSourceFds *g, unsigned i) {
         int *fds[GROUP_FDS] = { &g->probe.link_fd, &g->probe.enter_link_fd,
                                 &g->probe.ring_fd, &g->probe.config_fd,
-                                &g->write_fd,      &g->open_fd };
+                                &g->write_fd,      &g->open_fd,
+                                &g->lock_fd };
 
         return fds[i];
 }
@@ -71,6 +73,8 @@ static void open_here(const WriteSourceWant *want, const char *thp_dir, WriteSou
                 g.write_fd = fanotify_groups_open();
                 g.open_fd = g.write_fd < 0 ? g.write_fd : fanotify_groups_open_gate();
         }
+        if (want->lock)
+                g.lock_fd = fanotify_groups_open_lock();
         *ret = g;
 }
 
@@ -82,6 +86,7 @@ typedef struct LoadRequest {
         uint32_t magic;
         uint32_t source; /* WriteSource */
         uint32_t hook;   /* WriteProbeHook */
+        uint32_t lock;   /* 0 or 1 */
 } LoadRequest;
 
 typedef struct LoadAnswer {
@@ -140,9 +145,11 @@ __attribute__((noreturn)) static void child_main(int sock, const char *thp_dir, 
         (void)setpriority(PRIO_PROCESS, 0, 10);
         n = recv(sock, &req, sizeof(req), 0);
         if (n != (ssize_t)sizeof(req) || req.magic != LOAD_REQUEST_MAGIC ||
-            req.source >= _WRITE_SOURCE_MAX || req.hook >= _WRITE_PROBE_HOOK_MAX)
+            req.source >= _WRITE_SOURCE_MAX || req.hook >= _WRITE_PROBE_HOOK_MAX || req.lock > 1)
                 _exit(0);
-        want = (WriteSourceWant){ .source = (WriteSource)req.source, .hook = (WriteProbeHook)req.hook };
+        want = (WriteSourceWant){ .source = (WriteSource)req.source,
+                                  .hook = (WriteProbeHook)req.hook,
+                                  .lock = req.lock == 1 };
         open_here(&want, thp_dir, &g);
         child_answer(sock, &g);
         _exit(0);
@@ -176,7 +183,9 @@ int write_source_loader_start(const char *thp_dir, WriteSourceLoader **ret) {
 }
 
 int write_source_loader_request(WriteSourceLoader *l, const WriteSourceWant *want) {
-        LoadRequest req = { .magic = LOAD_REQUEST_MAGIC, .source = want->source, .hook = want->hook };
+        LoadRequest req = {
+                .magic = LOAD_REQUEST_MAGIC, .source = want->source, .hook = want->hook, .lock = want->lock
+        };
 
         if (send(l->sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
                 return errno > 0 ? -errno : -EIO;
@@ -290,7 +299,7 @@ void write_source_fds_open(const WriteSourceWant *want, const char *thp_dir, Wri
                 r = r > 0 ? write_source_loader_finish(l, &g) : r == 0 ? -ETIMEDOUT : -errno;
         }
         if (r < 0) {
-                g.probe_error = g.write_fd = g.open_fd = r;
+                g.probe_error = g.write_fd = g.open_fd = g.lock_fd = r;
                 snprintf(g.probe_why, sizeof(g.probe_why), "cannot run the loading process: %s",
                          strerror(-r));
         }
@@ -435,6 +444,9 @@ int write_source_fds_store(const WriteSourceWant *want, WriteSourceFds *ret) {
         WriteSourceFds g;
 
         write_source_fds_open(want, HOST_THP_DIR, &g);
+        /* Apart from the source: the daemon locks with it whatever names writers. */
+        if (g.lock_fd >= 0)
+                g.lock_fd = store_and_close(g.lock_fd, WRITE_SOURCE_FDNAME_LOCK);
         if (g.probe_error == 0) {
                 /* The ring first: a link alone is of no use to the daemon (write_source_fds_take_stored()).
                  */
@@ -511,6 +523,8 @@ int write_source_fds_take_stored(WriteSourceFds *ret) {
                         slot = &g.write_fd;
                 else if (name && strcmp(name, WRITE_SOURCE_FDNAME_OPEN) == 0 && g.open_fd < 0)
                         slot = &g.open_fd;
+                else if (name && strcmp(name, WRITE_SOURCE_FDNAME_LOCK) == 0 && g.lock_fd < 0)
+                        slot = &g.lock_fd;
                 else if (name && strcmp(name, WRITE_PROBE_FDNAME_RING) == 0 && g.probe.ring_fd < 0)
                         slot = &g.probe.ring_fd;
                 else if (name && strcmp(name, WRITE_PROBE_FDNAME_LINK) == 0 && g.probe.link_fd < 0)
@@ -520,7 +534,7 @@ int write_source_fds_take_stored(WriteSourceFds *ret) {
                 else if (name && strcmp(name, WRITE_PROBE_FDNAME_CONFIG) == 0 && g.probe.config_fd < 0)
                         slot = &g.probe.config_fd;
                 /* The probe's fds may come in a carrier (carry()). */
-                if (slot && slot != &g.write_fd && slot != &g.open_fd)
+                if (slot && slot != &g.write_fd && slot != &g.open_fd && slot != &g.lock_fd)
                         fd = uncarry(fd);
                 if (fd < 0)
                         taken = false;
@@ -530,6 +544,8 @@ int write_source_fds_take_stored(WriteSourceFds *ret) {
                         taken = take_probe_fd(fd, write_probe_check_link_fd);
                 else if (slot == &g.probe.config_fd)
                         taken = take_probe_fd(fd, write_probe_check_config_fd);
+                else if (slot == &g.lock_fd)
+                        taken = fanotify_groups_check_lock(fd) == 0 && take_group(fd);
                 else if (slot)
                         taken = take_group(fd);
                 if (taken)
@@ -567,7 +583,16 @@ int write_source_fds_take_stored(WriteSourceFds *ret) {
         g.probe_hook = _WRITE_PROBE_HOOK_MAX;
         if (g.write_fd < 0) {
                 safe_close(g.open_fd); /* the gate names writers for the write group's records only */
-                return 0;
+                g.open_fd = -ENOENT;
+                if (g.lock_fd < 0)
+                        return 0;
+                /* The lock alone: the source is none (the helper logged why). */
+                g.write_fd = -ENOENT;
+                snprintf(
+                    g.probe_why, sizeof(g.probe_why),
+                    "none in the fd store (thpguard-write-source, the unit's ExecStartPre=, logged why)");
+                *ret = g;
+                return 1;
         }
         /* Said in the daemon's startup line, where strerror(ENOENT) alone would say nothing. */
         snprintf(g.probe_why, sizeof(g.probe_why),

@@ -43,6 +43,13 @@ void writer_set_cmdline(Writer *w, const char *argv, size_t len, bool cut) {
                 strcat(w->cmdline, "...");
 }
 
+void writer_terminate(Writer *w) {
+        w->comm[sizeof(w->comm) - 1] = w->exe[sizeof(w->exe) - 1] = w->cmdline[sizeof(w->cmdline) - 1] =
+            w->cgroup[sizeof(w->cgroup) - 1] = '\0';
+        w->owner.unit[sizeof(w->owner.unit) - 1] = w->owner.pod_uid[sizeof(w->owner.pod_uid) - 1] =
+            w->owner.container_id[sizeof(w->owner.container_id) - 1] = '\0';
+}
+
 /* argv, NUL-separated in /proc/PID/cmdline. */
 void writer_read_cmdline(int dirfd, Writer *w) {
         _cleanup_close_ int fd = open_beneath(dirfd, "cmdline", O_RDONLY);

@@ -58,7 +58,7 @@ for f in "$P" "$R"; do
         run "$THPGUARDD" -n --config "$f" --sysfs-root "$SYS"
         expect_rc 1
         text_clean "$ERR_FILE" "thpguardd -n $f: stderr"
-        grep -Eq ": mode: invalid value \"$SHOWN\" \(expected enforce or audit\)$" "$ERR_FILE" ||
+        grep -Eq ": mode: invalid value \"$SHOWN\" \(expected enforce, audit or lock\)$" "$ERR_FILE" ||
                 fail "thpguardd -n $f: the value is not shown escaped: $(cat "$ERR_FILE")"
 
         run "$THPGUARDD" --verify --json --config "$f" --sysfs-root "$SYS"

@@ -173,7 +173,7 @@ static void test_wrong_types(void **state) {
 }
 
 static void test_values_and_ranges(void **state) {
-        EXPECT("mode = \"fix\";\n", F ":1: mode: invalid value \"fix\" (expected enforce or audit)");
+        EXPECT("mode = \"fix\";\n", F ":1: mode: invalid value \"fix\" (expected enforce, audit or lock)");
         EXPECT("thp = {\n enabled = \"bogus\"; };\n",
                F ":2: thp.enabled: invalid value \"bogus\" (expected always, madvise or never)");
         EXPECT("thp = {\n enabled = \"[madvise]\"; };\n",
@@ -252,7 +252,7 @@ static void test_all_errors_in_one_run(void **state) {
                "  khugepaged = { defrag = \"no\"; };\n"
                "  bogus = 1;\n"
                "};\n",
-               F ":1: mode: invalid value \"x\" (expected enforce or audit)",
+               F ":1: mode: invalid value \"x\" (expected enforce, audit or lock)",
                F ":2: recheck_interval: 0 is out of range 1..86400",
                F ":4: thp.enabled: invalid value \"sometimes\" (expected always, madvise or never)",
                F ":5: thp.khugepaged.defrag: expected a boolean (true or false), got a string",
@@ -556,15 +556,32 @@ static void test_strict_path(void **state) {
         assert_int_equal(rmdir(dir), 0);
 }
 
+static void test_mode_lock(void **state) {
+        _cleanup_diag_ Diag d = {};
+        _cleanup_policy_ Policy *p = NULL;
+
+        assert_int_equal(parse("mode = \"lock\";\nthp = { enabled = \"never\"; };\n", &d, &p), 0);
+        assert_int_equal(p->mode, POLICY_MODE_LOCK);
+        assert_string_equal(policy_mode_to_string(p->mode), "lock");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_full_example),        cmocka_unit_test(test_defaults_and_empty),
-                cmocka_unit_test(test_unknown_keys),        cmocka_unit_test(test_wrong_types),
-                cmocka_unit_test(test_values_and_ranges),   cmocka_unit_test(test_sizes),
-                cmocka_unit_test(test_syntax_and_includes), cmocka_unit_test(test_all_errors_in_one_run),
-                cmocka_unit_test(test_wrapped_integers),    cmocka_unit_test(test_settings_cap),
-                cmocka_unit_test(test_string_bound),        cmocka_unit_test(test_buffer_limits),
-                cmocka_unit_test(test_owner_rule),          cmocka_unit_test(test_load_files),
+                cmocka_unit_test(test_mode_lock),
+                cmocka_unit_test(test_full_example),
+                cmocka_unit_test(test_defaults_and_empty),
+                cmocka_unit_test(test_unknown_keys),
+                cmocka_unit_test(test_wrong_types),
+                cmocka_unit_test(test_values_and_ranges),
+                cmocka_unit_test(test_sizes),
+                cmocka_unit_test(test_syntax_and_includes),
+                cmocka_unit_test(test_all_errors_in_one_run),
+                cmocka_unit_test(test_wrapped_integers),
+                cmocka_unit_test(test_settings_cap),
+                cmocka_unit_test(test_string_bound),
+                cmocka_unit_test(test_buffer_limits),
+                cmocka_unit_test(test_owner_rule),
+                cmocka_unit_test(test_load_files),
                 cmocka_unit_test(test_strict_path),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
