@@ -172,6 +172,7 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 { THPGUARD_MESSAGE_AUDIT_DRIFT, CTL_RECORD_DRIFT },
                 { THPGUARD_MESSAGE_WRITER_FIGHT, CTL_RECORD_FIGHT },
                 { THPGUARD_MESSAGE_WRITE_SOURCE, CTL_RECORD_WRITE_SOURCE },
+                { THPGUARD_MESSAGE_WRITE_REFUSED, CTL_RECORD_REFUSED },
         };
         const struct {
                 const char *field;
@@ -211,6 +212,11 @@ void ctl_record_take(CtlRecord *r, const void *data, size_t len) {
                 r->exited = k == 0 && v == 1;
                 return;
         }
+        k = ctl_field_u64(data, len, "THPGUARD_SUPPRESSED", &v);
+        if (k != -ENOENT) {
+                r->suppressed = k == 0 ? v : 0;
+                return;
+        }
         k = field_write_source(data, len, &ws);
         if (k == -ENOENT)
                 return;
@@ -245,9 +251,16 @@ static void writer_add_knob(CtlWriter *w, const char *knob) {
         snprintf(w->knobs[w->n_knobs++], KNOB_PATH_MAX, "%s", knob);
 }
 
+/* What one refusal record stands for: itself and the refusals it says were not logged (saturated). */
+static uint64_t refusals(const CtlRecord *r) {
+        return r->suppressed == UINT64_MAX ? UINT64_MAX : r->suppressed + 1;
+}
+
 static void writer_add(CtlWriter *w, const CtlRecord *r) {
         if (r->kind == CTL_RECORD_DRIFT)
                 w->n_drift++;
+        else if (r->kind == CTL_RECORD_REFUSED)
+                w->n_refused = u64_sat_add(w->n_refused, refusals(r));
         else
                 w->n_fight++;
         if (w->first_usec == 0 || r->usec < w->first_usec)
@@ -316,6 +329,8 @@ static void knob_writes_add(CtlForeign *f, const CtlRecord *r) {
                 k->n_fight++;
                 return;
         }
+        if (r->kind == CTL_RECORD_REFUSED)
+                return; /* no write took effect: the knob's summary counts those that did */
         k->n_drift++;
         if (r->usec >= k->last_usec) {
                 k->last_usec = r->usec;
@@ -353,7 +368,9 @@ int ctl_foreign_add(CtlForeign *f, const CtlRecord *r) {
         if (r->kind == CTL_RECORD_DRIFT) {
                 f->n_drift++;
                 f->n_drift_unknown += !r->writer[0];
-        } else
+        } else if (r->kind == CTL_RECORD_REFUSED)
+                f->n_refused = u64_sat_add(f->n_refused, refusals(r));
+        else
                 f->n_fight++;
         return 0;
 }
@@ -365,6 +382,8 @@ static int cmp_writer(const void *a, const void *b) {
                 return x->n_drift > y->n_drift ? -1 : 1;
         if (x->n_fight != y->n_fight)
                 return x->n_fight > y->n_fight ? -1 : 1;
+        if (x->n_refused != y->n_refused)
+                return x->n_refused > y->n_refused ? -1 : 1;
         if (x->last_usec != y->last_usec)
                 return x->last_usec > y->last_usec ? -1 : 1;
         return strcmp(x->label, y->label);

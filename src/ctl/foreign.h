@@ -55,6 +55,7 @@ typedef enum CtlRecordKind {
         CTL_RECORD_DRIFT,        /* CORRECTED, CORRECTION_FAILED, AUDIT_DRIFT: one foreign write */
         CTL_RECORD_FIGHT,        /* WRITER_FIGHT: a warning about writes already counted */
         CTL_RECORD_WRITE_SOURCE, /* WRITE_SOURCE: thpguardd started with this write source; no write */
+        CTL_RECORD_REFUSED, /* WRITE_REFUSED: lock mode refused 1 + suppressed writes; none took effect */
 } CtlRecordKind;
 
 typedef struct CtlRecord {
@@ -76,6 +77,8 @@ typedef struct CtlRecord {
          */
         WriteSource write_source;
         bool write_source_bad;
+        uint64_t
+            suppressed; /* THPGUARD_SUPPRESSED of a refusal: its writer's refusals not logged before it */
 } CtlRecord;
 
 /* Takes one datum of an entry into r if it is MESSAGE_ID or one of the fields above; ignores others. */
@@ -86,6 +89,7 @@ WriteSource ctl_record_write_source(const CtlRecord *r);
 typedef struct CtlWriter {
         char label[CTL_FIELD_MAX]; /* "" for the records without a writer */
         uint64_t n_drift, n_fight;
+        uint64_t n_refused; /* lock mode's refusals of it, the unlogged ones counted in */
         uint64_t first_usec, last_usec;
         /* From the latest record; unit, pod and container from the latest that had them. */
         uint64_t last_pid; /* 0: unknown */
@@ -109,6 +113,7 @@ typedef struct CtlKnobWrites {
 typedef struct CtlForeign {
         uint64_t since_usec; /* records before it are left out */
         uint64_t n_drift, n_fight;
+        uint64_t n_refused;       /* lock mode's refused writes, the unlogged ones counted in */
         uint64_t n_drift_unknown; /* drift records without a writer */
         size_t n_writers, n_allocated;
         CtlWriter *writers; /* by drift records, most first, after ctl_foreign_sort() */

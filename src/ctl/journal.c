@@ -152,7 +152,7 @@ static int journal_open(const char *dir, const char *machine_id, sd_journal **re
 static const char *const all_ids[] = {
         "MESSAGE_ID=" THPGUARD_MESSAGE_CORRECTED,    "MESSAGE_ID=" THPGUARD_MESSAGE_CORRECTION_FAILED,
         "MESSAGE_ID=" THPGUARD_MESSAGE_AUDIT_DRIFT,  "MESSAGE_ID=" THPGUARD_MESSAGE_WRITER_FIGHT,
-        "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE,
+        "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE, "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_REFUSED,
 };
 static const char *const write_source_ids[] = { "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_SOURCE };
 

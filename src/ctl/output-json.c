@@ -375,6 +375,7 @@ static json_object *writer_json(const CtlWriter *w, bool other) {
         add(o, "writer", other ? NULL : str_or_null(w->label));
         add(o, "count", json_new_uint64(w->n_drift));
         add(o, "fight_warnings", json_new_uint64(w->n_fight));
+        add(o, "refused", json_new_uint64(w->n_refused));
         for (size_t i = 0; i < w->n_knobs; i++)
                 json_object_array_add(knobs, json_string_utf8(w->knobs[i]));
         add(o, "knobs", knobs);
@@ -407,11 +408,14 @@ int ctl_writers_print_json(FILE *f, const CtlWritersOptions *opts, const CtlFore
         add(root, "since", time_json(w->since_usec));
         add(root, "count", json_new_uint64(w->n_drift));
         add(root, "fight_warnings", json_new_uint64(w->n_fight));
+        add(root, "refused", json_new_uint64(w->n_refused));
         add(root, "writer_unknown", json_new_uint64(w->n_drift_unknown));
         for (size_t i = 0; i < w->n_writers; i++)
                 json_object_array_add(writers, writer_json(&w->writers[i], false));
         add(root, "writers", writers);
-        add(root, "other", w->other.n_drift + w->other.n_fight > 0 ? writer_json(&w->other, true) : NULL);
+        add(root, "other",
+            w->other.n_drift + w->other.n_fight + w->other.n_refused > 0 ? writer_json(&w->other, true)
+                                                                         : NULL);
         return print_doc(f, root);
 }
 

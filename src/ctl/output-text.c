@@ -360,6 +360,8 @@ static void print_writer(FILE *f, const CtlWriter *w, const char *label) {
         fprintf(f, "\n%s: %" PRIu64 " write(s)", label, w->n_drift);
         if (w->n_fight > 0)
                 fprintf(f, ", %" PRIu64 " fight warning(s)", w->n_fight);
+        if (w->n_refused > 0)
+                fprintf(f, ", %" PRIu64 " refused (lock mode)", w->n_refused);
         for (size_t i = 0; i < w->n_knobs; i++)
                 fprintf(f, "%s%s", i == 0 ? "; knobs " : ", ", w->knobs[i]);
         fprintf(f, "%s\n", w->knobs_truncated ? ", ..." : "");
@@ -381,7 +383,7 @@ static void print_writer(FILE *f, const CtlWriter *w, const char *label) {
 
 void ctl_writers_print_text(FILE *f, const CtlWritersOptions *o, const CtlForeign *w) {
         char since[64], dir[4 * PATH_MAX];
-        size_t n = w->n_writers + (w->other.n_drift + w->other.n_fight > 0);
+        size_t n = w->n_writers + (w->other.n_drift + w->other.n_fight + w->other.n_refused > 0);
 
         fprintf(f, "Foreign writes since %s (journal%s%s): ",
                 ctl_time_local(w->since_usec, since, sizeof(since)), o->journal_dir ? " " : "",
@@ -394,13 +396,15 @@ void ctl_writers_print_text(FILE *f, const CtlWritersOptions *o, const CtlForeig
         fprintf(f, "%" PRIu64 " by %zu writer(s)", w->n_drift, n);
         if (w->n_fight > 0)
                 fprintf(f, ", %" PRIu64 " writer-fight warning(s)", w->n_fight);
+        if (w->n_refused > 0)
+                fprintf(f, ", %" PRIu64 " refused in lock mode", w->n_refused);
         fputc('\n', f);
         fprintf(f, "Read: %s\n", w->source);
         for (size_t i = 0; i < w->n_writers; i++)
                 print_writer(f, &w->writers[i],
                              w->writers[i].label[0] ? w->writers[i].label
                                                     : "unknown writer (thpguardd without attribution)");
-        if (w->other.n_drift + w->other.n_fight > 0) {
+        if (w->other.n_drift + w->other.n_fight + w->other.n_refused > 0) {
                 char label[64];
 
                 snprintf(label, sizeof(label), "other writers (beyond the first %d)", CTL_WRITERS_MAX);

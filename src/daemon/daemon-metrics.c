@@ -40,6 +40,17 @@ static uint64_t fingerprint_mix(uint64_t h, uint64_t v) {
         return h;
 }
 
+/* A knob's writer tallies (NULL: none kept) folded in. */
+static uint64_t fingerprint_tallies(uint64_t h, const WriterTallies *t) {
+        if (!t)
+                return h;
+        h = fingerprint_mix(h, t->n);
+        h = fingerprint_mix(h, t->other);
+        for (size_t j = 0; j < t->n; j++)
+                h = fingerprint_mix(h, t->top[j].writes);
+        return h;
+}
+
 /*
  * What the file says of the daemon, folded into one number: the file is
  * due when it changes. So no handler has to remember to say that it
@@ -64,6 +75,8 @@ static uint64_t metrics_fingerprint(const Daemon *d) {
         h = fingerprint_mix(h, w.probe_lost);
         h = fingerprint_mix(h, w.gate_up);
         h = fingerprint_mix(h, w.gate_ran);
+        h = fingerprint_mix(h, w.lock_asked);
+        h = fingerprint_mix(h, w.lock);
         for (size_t i = 0; i < d->policy->n_knobs; i++) {
                 const TrackedKnob *rt = &d->knobs[i];
                 const WriterTallies *writes = daemon_writers_tallies(d, i);
@@ -75,12 +88,8 @@ static uint64_t metrics_fingerprint(const Daemon *d) {
                 h = fingerprint_mix(h, rt->fights);
                 for (size_t t = 0; t < ELEMENTSOF(rt->corrections); t++)
                         h = fingerprint_mix(h, rt->corrections[t]);
-                if (!writes)
-                        continue;
-                h = fingerprint_mix(h, writes->n);
-                h = fingerprint_mix(h, writes->other);
-                for (size_t j = 0; j < writes->n; j++)
-                        h = fingerprint_mix(h, writes->top[j].writes);
+                h = fingerprint_tallies(h, writes);
+                h = fingerprint_tallies(h, daemon_writers_refused(d, i));
         }
         return h;
 }
@@ -122,6 +131,7 @@ void daemon_metrics_write(Daemon *d) {
                         .write_probe = w.probe,
                         .write_probe_lost = w.probe_lost,
                         .gate_up = w.gate_up,
+                        .lock = w.lock_asked ? lock_mechanism_to_string(w.lock) : NULL,
                         .gate = w.gate_ran ? &w.gate : NULL,
                 };
 
@@ -137,6 +147,7 @@ void daemon_metrics_write(Daemon *d) {
                                 .failures = rt->failures,
                                 .fights = rt->fights,
                                 .writes = daemon_writers_tallies(d, i),
+                                .refused = daemon_writers_refused(d, i),
                         };
                         memcpy(knobs[i].corrections, rt->corrections, sizeof(knobs[i].corrections));
                 }

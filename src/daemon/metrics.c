@@ -79,6 +79,19 @@ static void sample_usec(FILE *f, const char *name, const char *k1, const char *v
                         sample(f, name, "knob", (s)->knobs[i_].knob, NULL, NULL, (s)->knobs[i_].member);    \
         } while (0)
 
+/* A family's samples by knob and writer: each knob's writes, or lock mode's refusals (NULL: none kept). */
+static void tally_samples(FILE *f, const MetricsSnapshot *s, const char *name, bool refused) {
+        for (size_t i = 0; i < s->n_knobs; i++) {
+                const WriterTallies *w = refused ? s->knobs[i].refused : s->knobs[i].writes;
+
+                for (size_t j = 0; w && j < w->n; j++)
+                        sample(f, name, "knob", s->knobs[i].knob, "writer", w->top[j].label,
+                               w->top[j].writes);
+                if (w && w->other)
+                        sample(f, name, "knob", s->knobs[i].knob, "writer", WRITER_TALLY_OTHER, w->other);
+        }
+}
+
 static void render_knobs(const MetricsSnapshot *s, FILE *f) {
         KNOB_SAMPLES(f, s, "thpguard_knob_compliant", "gauge",
                      "1 if the knob held the policy's value at its last check; 0 if it drifted (audit mode, "
@@ -109,15 +122,16 @@ static void render_knobs(const MetricsSnapshot *s, FILE *f) {
                "Writes to the knob by other processes, by writer: its systemd unit, else its comm. "
                "The first 16 writers of a knob have their own series, the rest count as \"other\". "
                "Back-to-back writes by one process may count once. Absent when attribution is off.");
-        for (size_t i = 0; i < s->n_knobs; i++) {
-                const WriterTallies *w = s->knobs[i].writes;
-
-                for (size_t j = 0; w && j < w->n; j++)
-                        sample(f, "thpguard_foreign_writes_total", "knob", s->knobs[i].knob, "writer",
-                               w->top[j].label, w->top[j].writes);
-                if (w && w->other)
-                        sample(f, "thpguard_foreign_writes_total", "knob", s->knobs[i].knob, "writer",
-                               WRITER_TALLY_OTHER, w->other);
+        tally_samples(f, s, "thpguard_foreign_writes_total", false);
+        if (s->lock) {
+                family(f, "thpguard_lock", "gauge",
+                       "Lock mode: 1 for what refuses other writers' opens of the knobs: fanotify (through "
+                       "this sysfs mount), or none (enforced as in mode enforce; the log says why).");
+                sample(f, "thpguard_lock", "mechanism", s->lock, NULL, NULL, 1);
+                family(f, "thpguard_refused_writes_total", "counter",
+                       "Lock mode: opens of the knob for writing refused, by writer (as "
+                       "thpguard_foreign_writes_total names them).");
+                tally_samples(f, s, "thpguard_refused_writes_total", true);
         }
         if (!s->gate)
                 return;

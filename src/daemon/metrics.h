@@ -32,7 +32,8 @@ typedef struct MetricsKnob {
         uint64_t corrections[_TRIGGER_MAX];
         uint64_t failures;
         uint64_t fights;
-        const WriterTallies *writes; /* foreign writes by writer; NULL when attribution is off */
+        const WriterTallies *writes;  /* foreign writes by writer; NULL when attribution is off */
+        const WriterTallies *refused; /* lock mode: refused writes by writer; NULL outside it */
 } MetricsKnob;
 
 typedef struct MetricsSnapshot {
@@ -51,6 +52,7 @@ typedef struct MetricsSnapshot {
         uint64_t write_probe_lost;     /* records its ring had no room for, since startup */
         bool gate_up;                  /* the writer gate runs */
         const FanotifyGateCounters *gate; /* NULL: no writer gate ever ran */
+        const char *lock; /* lock mode: what refuses writers ("fanotify", "none"); NULL outside it */
 } MetricsSnapshot;
 
 /* The whole exposition, every family with # HELP and # TYPE. Returns 0 or -EIO. */

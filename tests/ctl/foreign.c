@@ -308,6 +308,42 @@ static void add(CtlForeign *f, CtlRecord r) {
         assert_int_equal(ctl_foreign_add(f, &r), 0);
 }
 
+/* Lock mode's refusals: their own count, the unlogged ones in it, and no write in any knob's summary. */
+static void test_refused(void **state) {
+        CtlForeign f = { .since_usec = 100 };
+        CtlRecord r;
+
+        r = record(300, (const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_REFUSED,
+                                               "THPGUARD_KNOB=enabled", "THPGUARD_WRITER=sh",
+                                               "THPGUARD_WRITER_PID=4242", "THPGUARD_SUPPRESSED=4", NULL });
+        assert_int_equal(r.kind, CTL_RECORD_REFUSED);
+        assert_true(r.suppressed == 4);
+        add(&f, r);
+        r.suppressed = 0;
+        r.usec = 400;
+        add(&f, r);
+        /* A forged huge count saturates, never wraps. */
+        r = record(500,
+                   (const char *const[]){ "MESSAGE_ID=" THPGUARD_MESSAGE_WRITE_REFUSED, "THPGUARD_WRITER=x",
+                                          "THPGUARD_SUPPRESSED=18446744073709551615", NULL });
+        add(&f, r);
+        add(&f, drift(350, "enabled", "tuned.service", 812));
+        ctl_foreign_sort(&f);
+        assert_true(f.n_refused == UINT64_MAX);
+        assert_true(f.n_drift == 1);
+        assert_int_equal(f.n_writers, 3);
+        assert_string_equal(f.writers[0].label, "tuned.service");
+        assert_true(f.writers[1].n_refused == UINT64_MAX || f.writers[2].n_refused == UINT64_MAX);
+        for (size_t i = 0; i < f.n_writers; i++)
+                if (strcmp(f.writers[i].label, "sh") == 0) {
+                        assert_true(f.writers[i].n_refused == 6);
+                        assert_true(f.writers[i].n_drift == 0);
+                        assert_true(f.writers[i].last_pid == 4242);
+                }
+        assert_true(ctl_foreign_knob(&f, "enabled")->n_drift == 1);
+        ctl_foreign_done(&f);
+}
+
 static void test_group(void **state) {
         CtlForeign f = { .since_usec = 100 };
         CtlRecord r;
@@ -464,12 +500,19 @@ static void test_caps(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_since_relative), cmocka_unit_test(test_since_absolute),
-                cmocka_unit_test(test_since_bad),      cmocka_unit_test(test_time),
-                cmocka_unit_test(test_field_value),    cmocka_unit_test(test_field_value_huge),
-                cmocka_unit_test(test_record),         cmocka_unit_test(test_record_write_source),
-                cmocka_unit_test(test_group),          cmocka_unit_test(test_group_write_source),
-                cmocka_unit_test(test_group_order),    cmocka_unit_test(test_caps),
+                cmocka_unit_test(test_since_relative),
+                cmocka_unit_test(test_since_absolute),
+                cmocka_unit_test(test_since_bad),
+                cmocka_unit_test(test_time),
+                cmocka_unit_test(test_field_value),
+                cmocka_unit_test(test_field_value_huge),
+                cmocka_unit_test(test_record),
+                cmocka_unit_test(test_refused),
+                cmocka_unit_test(test_record_write_source),
+                cmocka_unit_test(test_group),
+                cmocka_unit_test(test_group_write_source),
+                cmocka_unit_test(test_group_order),
+                cmocka_unit_test(test_caps),
         };
 
         return cmocka_run_group_tests(tests, utc, NULL);

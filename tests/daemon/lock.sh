@@ -9,12 +9,14 @@
 # without CAP_SYS_PTRACE the lock is none, said so, and writes are corrected.
 set -euo pipefail
 source "$SRCDIR/tests/lib/daemon.sh"
+source "$SRCDIR/tests/lib/metrics.sh"
 real_sysfs_begin
+PROM=$TMP/thpguard.prom
 
 thp_set enabled madvise
 thp_set defrag madvise
 lock_policy() {
-        write_policy "$POLICY" "mode = \"lock\"; recheck_interval = 30; fight_threshold = 0;
+        write_policy "$POLICY" "mode = \"lock\"; recheck_interval = 30; fight_threshold = 0; metrics_file = \"$PROM\";
 thp = { enabled = \"$1\"; defrag = \"madvise\"; };"
 }
 lock_policy madvise
@@ -41,7 +43,9 @@ thp_is enabled madvise || fail "enabled reads $(thp_get enabled) after a refused
 wait_event 2 write_refused knob=enabled writer_pid="$pid" writer_comm=sh reason="opened for writing"
 event_says write_refused "refused a write to enabled \(opened for writing by sh, pid $pid" knob=enabled writer_pid="$pid" ||
         fail "the refusal's message does not name the writer: $(event_lines write_refused writer_pid="$pid")"
-echo "1. shell writer $pid: EPERM, named; enabled still madvise"
+metric_is "$PROM" 'thpguard_lock{mechanism="fanotify"}' 1 || fail "no thpguard_lock metric: $(grep lock "$PROM")"
+wait_metric_ge "$PROM" 'thpguard_refused_writes_total{knob="enabled",writer="sh"}' 1 3
+echo "1. shell writer $pid: EPERM, named, counted; enabled still madvise"
 
 # ---- 2. Readers are let through: root (cat, python) and nobody. ----
 cat "$THP/enabled" >/dev/null || fail "root's cat of enabled was refused"
@@ -83,7 +87,8 @@ wait_until 2 event_count_ge $((before + 1)) write_refused writer_comm=tuned-like
         fail "no refusal line for the looping writer"
 lines=$(($(event_count write_refused writer_comm=tuned-like) - before))
 [ "$lines" -le 10 ] || fail "the looping writer's 500 refusals made $lines lines (want a few)"
-echo "4. a writer in a loop: 500 of 500 refused, $lines lines logged"
+wait_metric_ge "$PROM" 'thpguard_refused_writes_total{knob="enabled",writer="tuned-like"}' 500 3
+echo "4. a writer in a loop: 500 of 500 refused and counted, $lines lines logged"
 
 # ---- 5. One-shot writers: each refused. ----
 for ((i = 0; i < 20; i++)); do
@@ -135,7 +140,9 @@ wait_event 5 lock lock=none
 log_has 'lock: none \(its gate needs CAP_SYS_PTRACE' || fail "the lock line does not say why: $(grep 'lock:' "$TMP/daemon.log")"
 sh -c "echo always > $THP/enabled" 9>&- || fail "without a lock, the shell's write failed"
 thp_wait_for enabled madvise 2 || fail "without a lock, the write was not corrected: $(thp_get enabled)"
-echo "9. without CAP_SYS_PTRACE: lock none, the write corrected"
+wait_until 3 metric_is "$PROM" 'thpguard_lock{mechanism="none"}' 1 2>/dev/null ||
+        fail "no thpguard_lock{mechanism=\"none\"}: $(grep lock "$PROM")"
+echo "9. without CAP_SYS_PTRACE: lock none (said, and in the metric), the write corrected"
 daemon_stop
 
 # ---- 10. --lock and --audit together: refused with a reason, nothing written. ----

@@ -220,6 +220,28 @@ static void test_write_probe_lost(void **state) {
         assert_every_family_documented(with);
 }
 
+/* Lock mode's two families: present in lock mode only, refusals by knob and writer. */
+static void test_lock(void **state) {
+        WriterTallies refused = { .top = { { "sh", 7 }, { "tuned.service", 500 } }, .n = 2, .other = 1 };
+        MetricsKnob knobs[] = { { .knob = "enabled", .supported = true, .refused = &refused },
+                                { .knob = "defrag", .supported = true } };
+        MetricsSnapshot s = { .up = true, .recheck_interval_sec = 30, .knobs = knobs, .n_knobs = 2 };
+        _cleanup_free_ char *without = render(&s), *with = NULL;
+
+        assert_null(strstr(without, "thpguard_lock"));
+        assert_null(strstr(without, "thpguard_refused_writes_total"));
+        s.lock = "fanotify";
+        with = render(&s);
+        assert_non_null(
+            strstr(with, "\n# TYPE thpguard_lock gauge\nthpguard_lock{mechanism=\"fanotify\"} 1\n"));
+        assert_non_null(
+            strstr(with, "\n# TYPE thpguard_refused_writes_total counter\n"
+                         "thpguard_refused_writes_total{knob=\"enabled\",writer=\"sh\"} 7\n"
+                         "thpguard_refused_writes_total{knob=\"enabled\",writer=\"tuned.service\"} 500\n"
+                         "thpguard_refused_writes_total{knob=\"enabled\",writer=\"other\"} 1\n#"));
+        assert_every_family_documented(with);
+}
+
 static void test_kernel(void **state) {
         MetricsKernel k = {
                 .anon_huge_pages_bytes = 4096 * 1024,
@@ -710,6 +732,7 @@ int main(void) {
                 cmocka_unit_test(test_escaping),
                 cmocka_unit_test(test_stopped_and_empty),
                 cmocka_unit_test(test_write_probe_lost),
+                cmocka_unit_test(test_lock),
                 cmocka_unit_test(test_kernel),
                 cmocka_unit_test(test_kernel_cpu_and_pressure),
                 cmocka_unit_test(test_kernel_sizes),
