@@ -103,15 +103,18 @@ typedef struct FanotifyGateRefusal {
         uint64_t usec; /* CLOCK_MONOTONIC */
         dev_t dev;     /* the knob file's */
         ino_t ino;
-        pid_t tid;     /* the opening thread */
-        Writer writer; /* its process */
-        char why[48];  /* lock_judge()'s reason */
+        pid_t tid;      /* the opening thread */
+        Writer writer;  /* its process */
+        char why[48];   /* lock_judge()'s reason */
+        uint64_t count; /* the refusals it stands for: its writer's of this file since it was last taken */
 } FanotifyGateRefusal;
 
 /*
- * The refusals after *seq (0 at first), at most n, oldest first, into ret;
- * their number. *seq moves past them; *ret_missed counts those the gate
- * wrote over before they were taken (it keeps the last 32).
+ * The refusals since the last take (*seq, 0 at first), at most n, oldest
+ * first, into ret; their number. Each stands for count refusals of one
+ * writer on one file (its first line, or what it counted since it was last
+ * taken). *seq moves past them; *ret_missed counts entries the gate wrote
+ * over before they were taken (it keeps the last 32).
  */
 size_t fanotify_gate_take_refusals(FanotifyGate *g, uint64_t *seq, FanotifyGateRefusal *ret, size_t n,
                                    uint64_t *ret_missed);

@@ -214,3 +214,5 @@ typedef struct WriterTallies {
 } WriterTallies;
 
 void writer_tally_add(WriterTallies *t, const char *label);
+/* n of them at once (saturating). */
+void writer_tally_add_n(WriterTallies *t, const char *label, uint64_t n);

@@ -45,6 +45,7 @@
 #include "thpguard/fanotify-groups.h"
 #include "thpguard/fileio.h"
 #include "thpguard/message-ids.h"
+#include "thpguard/number.h"
 
 static size_t knob_of_file(Daemon *d, dev_t dev, ino_t ino) {
         for (size_t i = 0; i < d->policy->n_knobs; i++)
@@ -936,22 +937,28 @@ static struct RefusalLog *refusal_log_of(Daemon *d, const char *label, uint64_t 
 static void log_refusal(Daemon *d, const FanotifyGateRefusal *r, uint64_t now) {
         size_t i = knob_of_file(d, r->dev, r->ino);
         const char *knob = i == SIZE_MAX ? "a knob file" : d->policy->knobs[i].path;
-        char label[WRITER_LABEL_MAX], who[WRITER_LABEL_MAX + WRITER_EXE_MAX + 32], tid[16], suppressed[24];
+        char label[WRITER_LABEL_MAX], who[WRITER_LABEL_MAX + WRITER_EXE_MAX + 32], tid[16], suppressed[24],
+            writes[48] = "a write";
         struct RefusalLog *l;
         WriterFields wf;
 
         writer_label(&r->writer, label, sizeof(label));
         if (i != SIZE_MAX)
-                writer_tally_add(&d->knobs[i].attribution.refused, label);
+                writer_tally_add_n(&d->knobs[i].attribution.refused, label, r->count);
         l = refusal_log_of(d, label, now);
+        /* One line stands for all the refusals the entry counts: the rest of them are not lines of their
+         * own. */
+        l->suppressed = u64_sat_add(l->suppressed, r->count - 1);
         if (ratelimit_count(&l->limit, now) != 0) {
-                l->suppressed++;
+                l->suppressed = u64_sat_add(l->suppressed, 1);
                 return;
         }
         writer_fields(&r->writer, &wf);
         writer_describe(&r->writer, who, sizeof(who));
         snprintf(tid, sizeof(tid), "%d", (int)r->tid);
         snprintf(suppressed, sizeof(suppressed), "%" PRIu64, l->suppressed);
+        if (l->suppressed)
+                snprintf(writes, sizeof(writes), "%" PRIu64 " writes", u64_sat_add(l->suppressed, 1));
         LogField f[] = {
                 { "THPGUARD_KNOB", i == SIZE_MAX ? NULL : knob },
                 { "THPGUARD_DESIRED", i == SIZE_MAX ? NULL : d->policy->knobs[i].desired },
@@ -962,9 +969,7 @@ static void log_refusal(Daemon *d, const FanotifyGateRefusal *r, uint64_t now) {
                 WRITER_FIELDS(wf),
         };
         log_event(&d->log, LOG_WARNING, THPGUARD_MESSAGE_WRITE_REFUSED, f, ELEMENTSOF(f),
-                  "refused a write to %s (%s by %s)%s%s%s", knob, r->why, who, l->suppressed ? "; " : "",
-                  l->suppressed ? suppressed : "",
-                  l->suppressed ? " more of its refusals were not logged" : "");
+                  "refused %s to %s (%s by %s)", writes, knob, r->why, who);
         l->suppressed = 0;
 }
 

@@ -47,9 +47,17 @@ typedef struct GateSlot {
         Writer writer;
 } GateSlot;
 
-/* One refusal: number n (1, 2, ...) is in refusal[(n - 1) % GATE_REFUSALS]; seq as a slot's. */
+/*
+ * One refusal: number n (1, 2, ...) is in refusal[(n - 1) % GATE_REFUSALS];
+ * seq as a slot's. count: the refusals it stands for and the daemon has not
+ * taken yet. A writer refused again and again on one file (a loop) is one
+ * entry whose count grows, so a flood cannot push others out of the ring,
+ * and none of its refusals goes uncounted: the daemon takes the count with
+ * an exchange, the gate adds to it, neither loses one to the other.
+ */
 typedef struct GateRefusalSlot {
         _Atomic uint32_t seq;
+        _Atomic uint64_t count;
         uint64_t number;
         FanotifyGateRefusal refusal;
 } GateRefusalSlot;
@@ -336,7 +344,7 @@ static LockVerdict judge(Gate *g, pid_t tid, int event_fd, pid_t *ret_tgid, cons
 /* Refusal number n into the ring, from the opener's slot (SIZE_MAX: only its pid is known). */
 static void note_refusal(Gate *g, int event_fd, pid_t tid, pid_t pid, size_t slot, const char *why,
                          uint64_t now) {
-        uint64_t n = atomic_load(&g->shared->refusals_written) + 1;
+        uint64_t last = atomic_load(&g->shared->refusals_written), n = last + 1;
         GateRefusalSlot *r = &g->shared->refusal[(n - 1) % GATE_REFUSALS];
         FanotifyGateRefusal f = { .usec = now, .tid = tid };
         struct stat st;
@@ -344,6 +352,16 @@ static void note_refusal(Gate *g, int event_fd, pid_t tid, pid_t pid, size_t slo
         if (fstat(event_fd, &st) == 0) {
                 f.dev = st.st_dev;
                 f.ino = st.st_ino;
+        }
+        if (last > 0) {
+                GateRefusalSlot *prev = &g->shared->refusal[(last - 1) % GATE_REFUSALS];
+
+                /* The gate alone writes the entries: no seqlock needed to read its own. */
+                if (prev->refusal.writer.pid == pid && prev->refusal.dev == f.dev &&
+                    prev->refusal.ino == f.ino && strcmp(prev->refusal.why, why) == 0) {
+                        atomic_fetch_add(&prev->count, 1);
+                        return;
+                }
         }
         if (slot != SIZE_MAX) {
                 pthread_mutex_lock(&g->slots_lock);
@@ -355,6 +373,7 @@ static void note_refusal(Gate *g, int event_fd, pid_t tid, pid_t pid, size_t slo
         slot_write_begin(&r->seq);
         r->number = n;
         r->refusal = f;
+        atomic_store(&r->count, 1);
         slot_write_end(&r->seq);
         atomic_store(&g->shared->refusals_written, n);
 }
@@ -703,42 +722,55 @@ void fanotify_gate_counters(const FanotifyGate *g, FanotifyGateCounters *ret) {
         ret->unseen = atomic_load(&g->shared->unseen);
 }
 
+/* Entry number of the ring into *ret, its count taken; false if it is another's now, or torn. */
+static bool take_refusal(FanotifyGate *g, uint64_t number, FanotifyGateRefusal *ret) {
+        GateRefusalSlot *r = &g->shared->refusal[(number - 1) % GATE_REFUSALS];
+        FanotifyGateRefusal f;
+        bool read = false;
+        uint64_t seen = 0;
+
+        for (int tries = 0; tries < 100 && !read; tries++) {
+                uint32_t s = atomic_load_explicit(&r->seq, memory_order_acquire);
+
+                if (s & 1)
+                        continue;
+                seen = r->number;
+                memcpy(&f, &r->refusal, sizeof(f));
+                atomic_thread_fence(memory_order_acquire);
+                read = s == atomic_load_explicit(&r->seq, memory_order_relaxed);
+        }
+        if (!read || seen != number)
+                return false;
+        f.count = atomic_exchange(&r->count, 0);
+        writer_terminate(&f.writer);
+        f.why[sizeof(f.why) - 1] = '\0';
+        *ret = f;
+        return true;
+}
+
 size_t fanotify_gate_take_refusals(FanotifyGate *g, uint64_t *seq, FanotifyGateRefusal *ret, size_t n,
                                    uint64_t *ret_missed) {
         uint64_t written, next = *seq + 1;
         size_t taken = 0;
 
         *ret_missed = 0;
-        if (!g->shared)
+        if (!g->shared || n == 0)
                 return 0;
+        /* What the last entry taken has counted since: a writer in a loop goes on in it. */
+        if (*seq > 0 && take_refusal(g, *seq, &ret[0]) && ret[0].count > 0)
+                taken++;
         written = atomic_load(&g->shared->refusals_written);
         if (written >= GATE_REFUSALS && next <= written - GATE_REFUSALS) {
                 *ret_missed = written - GATE_REFUSALS + 1 - next;
                 next = written - GATE_REFUSALS + 1;
         }
         for (; next <= written && taken < n; next++) {
-                GateRefusalSlot *r = &g->shared->refusal[(next - 1) % GATE_REFUSALS];
-                FanotifyGateRefusal f;
-                uint64_t number = 0;
-                bool read = false;
-
-                for (int tries = 0; tries < 100 && !read; tries++) {
-                        uint32_t s = atomic_load_explicit(&r->seq, memory_order_acquire);
-
-                        if (s & 1)
-                                continue;
-                        number = r->number;
-                        memcpy(&f, &r->refusal, sizeof(f));
-                        atomic_thread_fence(memory_order_acquire);
-                        read = s == atomic_load_explicit(&r->seq, memory_order_relaxed);
-                }
-                if (!read || number != next) {
+                if (!take_refusal(g, next, &ret[taken])) {
                         (*ret_missed)++; /* written over meanwhile, or torn by a gate killed mid-write */
                         continue;
                 }
-                writer_terminate(&f.writer);
-                f.why[sizeof(f.why) - 1] = '\0';
-                ret[taken++] = f;
+                if (ret[taken].count > 0)
+                        taken++;
         }
         *seq = next - 1;
         return taken;

@@ -13,6 +13,7 @@
 #include "thpguard/escape.h"
 #include "thpguard/fileio.h"
 #include "thpguard/macro.h"
+#include "thpguard/number.h"
 
 /* The process's own files; a vanished process answers ESRCH or ENOENT. */
 static bool gone(int r) {
@@ -279,16 +280,20 @@ void writer_fields(const Writer *w, WriterFields *ret) {
                 ret->field[i] = (LogField){ keys[i], value[i] };
 }
 
-void writer_tally_add(WriterTallies *t, const char *label) {
+void writer_tally_add_n(WriterTallies *t, const char *label, uint64_t n) {
         for (size_t i = 0; i < t->n; i++)
                 if (strcmp(t->top[i].label, label) == 0) {
-                        t->top[i].writes++;
+                        t->top[i].writes = u64_sat_add(t->top[i].writes, n);
                         return;
                 }
         if (t->n == WRITER_TALLY_MAX || strcmp(label, WRITER_TALLY_OTHER) == 0) {
-                t->other++;
+                t->other = u64_sat_add(t->other, n);
                 return;
         }
         copy_cut(t->top[t->n].label, sizeof(t->top[t->n].label), label);
-        t->top[t->n++].writes = 1;
+        t->top[t->n++].writes = n;
+}
+
+void writer_tally_add(WriterTallies *t, const char *label) {
+        writer_tally_add_n(t, label, 1);
 }

@@ -43,7 +43,9 @@ thp_is enabled madvise || fail "enabled reads $(thp_get enabled) after a refused
 wait_event 2 write_refused knob=enabled writer_pid="$pid" writer_comm=sh reason="opened for writing"
 event_says write_refused "refused a write to enabled \(opened for writing by sh, pid $pid" knob=enabled writer_pid="$pid" ||
         fail "the refusal's message does not name the writer: $(event_lines write_refused writer_pid="$pid")"
-metric_is "$PROM" 'thpguard_lock{mechanism="fanotify"}' 1 || fail "no thpguard_lock metric: $(grep lock "$PROM")"
+# The file follows within a second (its rate limit).
+wait_until 3 metric_is "$PROM" 'thpguard_lock{mechanism="fanotify"}' 1 2>/dev/null ||
+        fail "no thpguard_lock{mechanism=\"fanotify\"} 1: $(grep '^thpguard_lock' "$PROM")"
 wait_metric_ge "$PROM" 'thpguard_refused_writes_total{knob="enabled",writer="sh"}' 1 3
 echo "1. shell writer $pid: EPERM, named, counted; enabled still madvise"
 
