@@ -973,24 +973,42 @@ static void log_refusal(Daemon *d, const FanotifyGateRefusal *r, uint64_t now) {
         l->suppressed = 0;
 }
 
-static int on_refusal(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Daemon *d = userdata;
+/*
+ * Takes what the gate refused. A writer in a loop tells us once a second
+ * (fanotify-gate.c): while refusals come, we look again a second later, so
+ * that the last second of a loop that stopped is counted too.
+ */
+static void take_refusals(Daemon *d) {
         FanotifyGateRefusal batch[8];
         uint64_t now = now_usec(CLOCK_MONOTONIC), missed;
-        char drain[256];
-        size_t n;
+        size_t n, total = 0;
 
-        while (read(fd, drain, sizeof(drain)) > 0)
-                ;
         if (!d->attribution.gate)
-                return 0;
+                return;
         do {
                 n = fanotify_gate_take_refusals(d->attribution.gate, &d->attribution.refusal_seq, batch,
                                                 ELEMENTSOF(batch), &missed);
                 d->attribution.refusals_missed += missed;
                 for (size_t i = 0; i < n; i++)
                         log_refusal(d, &batch[i], now);
+                total += n;
         } while (n == ELEMENTSOF(batch));
+        if (total > 0 && d->attribution.refusal_timer)
+                (void)event_arm_timer(d->attribution.refusal_timer,
+                                      now + USEC_PER_SEC + 100 * USEC_PER_MSEC);
+}
+
+static int on_refusal(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        char drain[256];
+
+        while (read(fd, drain, sizeof(drain)) > 0)
+                ;
+        take_refusals(userdata);
+        return 0;
+}
+
+static int on_refusal_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        take_refusals(userdata);
         return 0;
 }
 
@@ -1070,6 +1088,13 @@ int daemon_setup_fanotify_gate(Daemon *d) {
                 if (r < 0)
                         return log_error_errno(&d->log, r, "cannot watch the lock's refusals");
                 (void)sd_event_source_set_description(d->attribution.refusal_source, "lock-refusal");
+                r = sd_event_add_time(d->event, &d->attribution.refusal_timer, CLOCK_MONOTONIC, 0,
+                                      USEC_PER_MSEC * 100, on_refusal_timer, d);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(d->attribution.refusal_timer, SD_EVENT_OFF);
+                if (r < 0)
+                        return log_error_errno(&d->log, r, "cannot arm the lock's refusal timer");
+                (void)sd_event_source_set_description(d->attribution.refusal_timer, "lock-refusal-timer");
                 d->attribution.lock = LOCK_MECHANISM_FANOTIFY;
                 log_lock(d);
         }
@@ -1109,6 +1134,7 @@ void daemon_writers_free(Daemon *d) {
         safe_close(d->attribution.open_notice_fd);
         safe_close(d->attribution.open_notice_write_fd);
         d->attribution.refusal_source = event_source_disable_unref(d->attribution.refusal_source);
+        d->attribution.refusal_timer = event_source_disable_unref(d->attribution.refusal_timer);
         safe_close(d->attribution.refusal_fd);
         safe_close(d->attribution.refusal_write_fd);
         d->attribution.refusal_fd = d->attribution.refusal_write_fd = -1;

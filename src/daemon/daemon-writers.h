@@ -113,7 +113,7 @@ typedef struct WriterAttribution {
         LockMechanism lock;
         char lock_why[256];
         int refusal_fd, refusal_write_fd; /* the gate's byte per refusal; -1 */
-        sd_event_source *refusal_source;
+        sd_event_source *refusal_source, *refusal_timer;
         uint64_t refusal_seq;     /* the last refusal taken from the gate */
         uint64_t refusals_missed; /* refusals the gate wrote over before they were taken */
         struct RefusalLog {

@@ -110,6 +110,7 @@ typedef struct Gate {
         int notice_fd;  /* fanotify_gate_new()'s: a byte per foreign open, before it goes on; -1: none */
         bool lock;      /* lock mode: every open judged, one that would write refused */
         int refusal_fd; /* lock mode: a byte per refusal; -1: none */
+        uint64_t refusal_told_usec; /* the last byte: a loop's further refusals are told once a second */
         pid_t daemon_pid, self_pid;
         GateShared *shared;
         pthread_mutex_t slots_lock; /* the slots have two writers: the gate and its reader */
@@ -342,7 +343,7 @@ static LockVerdict judge(Gate *g, pid_t tid, int event_fd, pid_t *ret_tgid, cons
 }
 
 /* Refusal number n into the ring, from the opener's slot (SIZE_MAX: only its pid is known). */
-static void note_refusal(Gate *g, int event_fd, pid_t tid, pid_t pid, size_t slot, const char *why,
+static bool note_refusal(Gate *g, int event_fd, pid_t tid, pid_t pid, size_t slot, const char *why,
                          uint64_t now) {
         uint64_t last = atomic_load(&g->shared->refusals_written), n = last + 1;
         GateRefusalSlot *r = &g->shared->refusal[(n - 1) % GATE_REFUSALS];
@@ -360,7 +361,11 @@ static void note_refusal(Gate *g, int event_fd, pid_t tid, pid_t pid, size_t slo
                 if (prev->refusal.writer.pid == pid && prev->refusal.dev == f.dev &&
                     prev->refusal.ino == f.ino && strcmp(prev->refusal.why, why) == 0) {
                         atomic_fetch_add(&prev->count, 1);
-                        return;
+                        /* The daemon is told of it at most once a second: a loop must not keep it busy. */
+                        if (now - g->refusal_told_usec < USEC_PER_SEC)
+                                return false;
+                        g->refusal_told_usec = now;
+                        return true;
                 }
         }
         if (slot != SIZE_MAX) {
@@ -376,6 +381,8 @@ static void note_refusal(Gate *g, int event_fd, pid_t tid, pid_t pid, size_t slo
         atomic_store(&r->count, 1);
         slot_write_end(&r->seq);
         atomic_store(&g->shared->refusals_written, n);
+        g->refusal_told_usec = now;
+        return true;
 }
 
 static void answer_batch(Gate *g, const char *buf, size_t len) {
@@ -396,12 +403,13 @@ static void answer_batch(Gate *g, const char *buf, size_t len) {
                         if (v == LOCK_DENY) {
                                 size_t slot = ev.pid > 0 ? look_up(g, ev.pid) : SIZE_MAX;
 
-                                note_refusal(g, ev.fd, tid, ev.pid, slot, why, now);
+                                bool tell = note_refusal(g, ev.fd, tid, ev.pid, slot, why, now);
+
                                 (void)fanotify_groups_deny(g->group_fd, ev.fd);
                                 atomic_fetch_add(&g->shared->refused, 1);
                                 atomic_fetch_add(&g->shared->opens, 1);
                                 /* Never blocks: a full pipe has told the daemon already. */
-                                if (g->refusal_fd >= 0)
+                                if (tell && g->refusal_fd >= 0)
                                         (void)!write(g->refusal_fd, "r", 1);
                                 close(ev.fd);
                                 continue;
