@@ -53,6 +53,7 @@ static CtlRecordKind expected_kind(const Datum *data, size_t n) {
                 { THPGUARD_MESSAGE_AUDIT_DRIFT, CTL_RECORD_DRIFT },
                 { THPGUARD_MESSAGE_WRITER_FIGHT, CTL_RECORD_FIGHT },
                 { THPGUARD_MESSAGE_WRITE_SOURCE, CTL_RECORD_WRITE_SOURCE },
+                { THPGUARD_MESSAGE_WRITE_REFUSED, CTL_RECORD_REFUSED },
         };
         const uint8_t *v;
         size_t len;
